@@ -1,0 +1,3 @@
+export { FakeClock, flushMicrotasks } from './fake-clock';
+export type { FakeTimer } from './fake-clock';
+export { seededRandom } from './seeded-random';

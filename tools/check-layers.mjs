@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+// Enforces the package layering of SPEC §1 mechanically: every import in a project's source must be a
+// relative path, a Node built-in the layer may use, or a package the table below allows. Run by `npm run lint`.
+import fs from 'node:fs';
+import path from 'node:path';
+import { builtinModules } from 'node:module';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const ALGORITHMS = ['p2-quantile', 'token-bucket', 'aimd', 'gradient2', 'codel', 'sre-throttle'];
+const NEST = ['@nestjs/common', '@nestjs/core', 'rxjs', 'reflect-metadata'];
+/** project folder → { ballast: allowed @ballast packages, external: allowed third-party (prefix match), node: may use node:* } */
+const RULES = {
+  'packages/p2-quantile': { ballast: [], external: [], node: false },
+  'packages/token-bucket': { ballast: [], external: [], node: false },
+  'packages/aimd': { ballast: ['p2-quantile'], external: [], node: false },
+  'packages/gradient2': { ballast: [], external: [], node: false },
+  'packages/codel': { ballast: [], external: [], node: false },
+  'packages/sre-throttle': { ballast: [], external: [], node: false },
+  'packages/core': { ballast: ALGORITHMS, external: [], node: true },
+  'packages/testing': { ballast: [], external: [], node: true },
+  'packages/redis': { ballast: ['core'], external: ['ioredis', '@datadog/sketches-js'], node: true },
+  'packages/opentelemetry': { ballast: ['core'], external: ['@opentelemetry/api'], node: true },
+  'packages/nestjs': { ballast: ['core'], external: [...NEST, '@nestjs/terminus'], node: true },
+  'packages/sim': { ballast: ['core'], external: ['echarts'], node: true },
+  'apps/demo': { ballast: '*', external: '*', node: true },
+  'tools/bench': { ballast: '*', external: '*', node: true },
+};
+/** Test files may also use the test kit and test-only third-party packages. */
+const TEST_EXTRA = {
+  ballast: ['testing'],
+  external: [
+    'fast-check',
+    'supertest',
+    '@nestjs/testing',
+    '@nestjs/platform-express',
+    '@nestjs/platform-fastify',
+    '@opentelemetry/sdk-metrics',
+    'ioredis',
+  ],
+};
+
+const IMPORT_RE =
+  /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;(])import\s*['"]([^'"]+)['"]|\brequire\(\s*['"]([^'"]+)['"]\s*\)|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function* walk(dir) {
+  if (!fs.existsSync(dir)) return;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === 'node_modules' || e.name === 'dist') continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) yield* walk(p);
+    else if (/\.(ts|mts|cts|js|mjs)$/.test(e.name)) yield p;
+  }
+}
+const stripComments = (s) => s.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"\\])\/\/.*$/gm, '$1');
+
+const violations = [];
+for (const [proj, rule] of Object.entries(RULES)) {
+  for (const file of walk(path.join(root, proj, 'src'))) {
+    const rel = path.relative(root, file);
+    const isTest = /\.(spec|test)\.ts$/.test(file) || rel.includes(`${path.sep}__tests__${path.sep}`);
+    const src = stripComments(fs.readFileSync(file, 'utf8'));
+    for (const m of src.matchAll(IMPORT_RE)) {
+      const spec = m[1] ?? m[2] ?? m[3] ?? m[4];
+      if (!spec) continue;
+      if (spec.startsWith('.')) {
+        const target = path.resolve(path.dirname(file), spec);
+        if (!target.startsWith(path.join(root, proj) + path.sep))
+          violations.push(`${rel}: relative import "${spec}" leaves its project`);
+        continue;
+      }
+      if (spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0])) {
+        if (!rule.node)
+          violations.push(`${rel}: "${spec}" — algorithm packages are pure and may not use Node built-ins`);
+        continue;
+      }
+      if (/^(apps|tools)\//.test(spec) || spec.includes('/apps/') || spec.includes('/tools/')) {
+        violations.push(`${rel}: "${spec}" — nothing may import apps/ or tools/`);
+        continue;
+      }
+      if (spec.startsWith('@ballast/')) {
+        const name = spec.slice('@ballast/'.length).split('/')[0];
+        const allowed =
+          rule.ballast === '*' ||
+          rule.ballast.includes(name) ||
+          (isTest && TEST_EXTRA.ballast.includes(name));
+        if (name === 'demo' || name === 'bench')
+          violations.push(`${rel}: "${spec}" — nothing may import apps/ or tools/`);
+        else if (!allowed)
+          violations.push(
+            `${rel}: "${spec}" — ${proj} may depend only on ${rule.ballast.length ? rule.ballast.map((n) => '@ballast/' + n).join(', ') : 'nothing from @ballast'} (SPEC §1)`,
+          );
+        continue;
+      }
+      const pkg = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+      const ok =
+        rule.external === '*' || rule.external.includes(pkg) || (isTest && TEST_EXTRA.external.includes(pkg));
+      if (!ok) violations.push(`${rel}: third-party import "${spec}" is not allowed in ${proj} (SPEC §1)`);
+    }
+  }
+}
+// package.json dependencies must agree with the same table.
+for (const [proj, rule] of Object.entries(RULES)) {
+  const pj = path.join(root, proj, 'package.json');
+  if (!fs.existsSync(pj) || rule.ballast === '*') continue;
+  const json = JSON.parse(fs.readFileSync(pj, 'utf8'));
+  for (const dep of Object.keys({ ...json.dependencies, ...json.peerDependencies })) {
+    if (dep.startsWith('@ballast/') && !rule.ballast.includes(dep.slice(9)))
+      violations.push(`${proj}/package.json: dependency ${dep} breaks the layering of SPEC §1`);
+  }
+}
+if (violations.length) {
+  console.error(`Layering violations (${violations.length}):\n  ` + violations.join('\n  '));
+  process.exit(1);
+}
+console.log('layering: ok');

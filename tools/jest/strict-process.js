@@ -1,0 +1,20 @@
+// Fails the suite on any unhandled rejection or process warning (peers.md §5 item 25):
+// a resilience library must never leave a promise unhandled or a listener piling up.
+const problems = [];
+const onRejection = (reason) =>
+  problems.push(`unhandledRejection: ${reason && reason.stack ? reason.stack : String(reason)}`);
+const onWarning = (w) => {
+  if (w && w.name === 'ExperimentalWarning') return;
+  problems.push(`process warning: ${w && w.name}: ${w && w.message}`);
+};
+beforeAll(() => {
+  process.on('unhandledRejection', onRejection);
+  process.on('warning', onWarning);
+});
+afterAll(async () => {
+  // give late rejections a chance to surface
+  await new Promise((r) => setImmediate(r));
+  process.off('unhandledRejection', onRejection);
+  process.off('warning', onWarning);
+  if (problems.length) throw new Error(problems.join('\n'));
+});
