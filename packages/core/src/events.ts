@@ -1,0 +1,63 @@
+import type { BreakerState } from './stores/ports';
+import type { ExceptionKind } from './errors/resilience-error';
+
+/** How a call ended, from the caller's point of view (metrics use the same four values, SPEC §8). */
+export type CallOutcome = 'success' | 'failure' | 'rejected' | 'cancelled';
+
+/** Which store port degraded. */
+export type StoreName = 'circuitBreaker' | 'rateLimit' | 'latencyDigest';
+
+interface EventBase {
+  readonly policy: string;
+  readonly route: string | undefined;
+}
+
+/**
+ * Every event Ballast emits, one union discriminated by `type` (SPEC §5, §11.12). Events are built only when
+ * someone listens, so an application with no listener pays nothing.
+ */
+export type ResilienceEvent =
+  | (EventBase & {
+      readonly type: 'call';
+      readonly outcome: CallOutcome;
+      /** ms on the Resilience clock, from run() to settlement. */
+      readonly duration: number;
+      /** The Ballast code when rejected; the error kind otherwise when failed. */
+      readonly code?: string;
+    })
+  | (EventBase & { readonly type: 'rejected'; readonly code: string; readonly retryAfter?: number })
+  | (EventBase & {
+      readonly type: 'retry';
+      /** The attempt about to start (2 for the first retry). */
+      readonly attempt: number;
+      readonly delay: number;
+      readonly error: unknown;
+    })
+  | (EventBase & { readonly type: 'attempt_timeout'; readonly attempt: number; readonly timeout: number })
+  | (EventBase & { readonly type: 'breaker_state'; readonly from: BreakerState; readonly to: BreakerState })
+  | (EventBase & { readonly type: 'throttle_reject'; readonly probability: number })
+  | (EventBase & { readonly type: 'bulkhead_limit'; readonly limit: number })
+  | (EventBase & { readonly type: 'bulkhead_shed'; readonly criticality: number; readonly sojourn: number })
+  | (EventBase & { readonly type: 'hedge_attempt'; readonly attempt: number; readonly delay: number })
+  | (EventBase & { readonly type: 'hedge_won'; readonly attempt: number })
+  | (EventBase & { readonly type: 'fallback'; readonly error: unknown; readonly kind: ExceptionKind })
+  | (EventBase & { readonly type: 'store_degraded'; readonly store: StoreName; readonly error: unknown });
+
+export type ResilienceEventType = ResilienceEvent['type'];
+export type ResilienceListener = (event: ResilienceEvent) => void;
+
+/** Exported names, so nobody types event strings by hand. */
+export const EventType = Object.freeze({
+  CALL: 'call',
+  REJECTED: 'rejected',
+  RETRY: 'retry',
+  ATTEMPT_TIMEOUT: 'attempt_timeout',
+  BREAKER_STATE: 'breaker_state',
+  THROTTLE_REJECT: 'throttle_reject',
+  BULKHEAD_LIMIT: 'bulkhead_limit',
+  BULKHEAD_SHED: 'bulkhead_shed',
+  HEDGE_ATTEMPT: 'hedge_attempt',
+  HEDGE_WON: 'hedge_won',
+  FALLBACK: 'fallback',
+  STORE_DEGRADED: 'store_degraded',
+} as const satisfies Record<string, ResilienceEventType>);

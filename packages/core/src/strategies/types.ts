@@ -1,0 +1,179 @@
+import type { ExceptionKind } from '../errors/resilience-error';
+
+/**
+ * User-facing option shapes and their resolved (validated, defaulted, ms) forms for every strategy (SPEC §4).
+ * A `Duration` is a number of ms or a string with a unit: '250ms', '1.5s', '2m', '1h'.
+ */
+export type Duration = number | string;
+
+/** The JSON `type` of each strategy (SPEC §11.15); also the `type` property of constructed strategies. */
+export type StrategyType =
+  | 'rateLimit'
+  | 'bulkhead'
+  | 'adaptiveBulkhead'
+  | 'gradientBulkhead'
+  | 'circuitBreaker'
+  | 'adaptiveThrottle'
+  | 'retry'
+  | 'timeout';
+
+export type JitterMode = 'none' | 'full' | 'equal' | 'decorrelated';
+
+// --- rate limit ---------------------------------------------------------------------------------------------------
+export interface RateLimitOptions {
+  permits: number;
+  per: Duration;
+  burst?: number;
+}
+export interface ResolvedRateLimitOptions {
+  readonly permits: number;
+  readonly per: number;
+  readonly burst: number;
+}
+
+// --- queue options shared by the three bulkheads -------------------------------------------------------------------
+export interface QueueOptions {
+  /** CoDel target sojourn; shedding at dequeue is on only when set. Needs maxQueue ≥ 1. */
+  queueTarget?: Duration;
+  queueInterval?: Duration;
+  queueAdaptiveLifo?: boolean;
+  prioritized?: boolean;
+}
+export interface ResolvedQueueOptions {
+  readonly maxQueue: number;
+  readonly queueTarget: number | undefined;
+  readonly queueInterval: number;
+  readonly queueAdaptiveLifo: boolean;
+  readonly prioritized: boolean;
+}
+
+// --- bulkheads ------------------------------------------------------------------------------------------------------
+export interface BulkheadOptions extends QueueOptions {
+  maxConcurrency: number;
+  maxQueue?: number;
+}
+export interface ResolvedBulkheadOptions extends ResolvedQueueOptions {
+  readonly maxConcurrency: number;
+}
+
+export interface AdaptiveBulkheadOptions extends QueueOptions {
+  latencyThreshold: Duration;
+  maxConcurrency: number;
+  minConcurrency?: number;
+  maxQueue?: number;
+  backoffRatio?: number;
+  increaseStep?: number;
+  cooldown?: Duration;
+  /** When set, the signal is this quantile of latency (through the LatencyDigestStore) instead of each sample. */
+  latencyQuantile?: number;
+  /** Samples per quantile epoch (default 512). */
+  window?: number;
+}
+export interface ResolvedAdaptiveBulkheadOptions extends ResolvedQueueOptions {
+  readonly latencyThreshold: number;
+  readonly maxConcurrency: number;
+  readonly minConcurrency: number;
+  readonly backoffRatio: number;
+  readonly increaseStep: number;
+  readonly cooldown: number;
+  readonly latencyQuantile: number | undefined;
+  readonly window: number;
+}
+
+export interface GradientBulkheadOptions extends QueueOptions {
+  maxConcurrency: number;
+  minConcurrency?: number;
+  initialLimit?: number;
+  maxQueue?: number;
+  rttTolerance?: number;
+  smoothing?: number;
+  longWindow?: number;
+  headroom?: number;
+}
+export interface ResolvedGradientBulkheadOptions extends ResolvedQueueOptions {
+  readonly maxConcurrency: number;
+  readonly minConcurrency: number;
+  readonly initialLimit: number;
+  readonly rttTolerance: number;
+  readonly smoothing: number;
+  readonly longWindow: number;
+  readonly headroom: number;
+}
+
+// --- breaker and throttle -------------------------------------------------------------------------------------------
+export interface CircuitBreakerOptions {
+  failureRatio: number;
+  samplingWindow: Duration;
+  minThroughput: number;
+  breakDuration: Duration;
+  halfOpenMaxCalls?: number;
+}
+export interface ResolvedCircuitBreakerOptions {
+  readonly failureRatio: number;
+  readonly samplingWindow: number;
+  readonly minThroughput: number;
+  readonly breakDuration: number;
+  readonly halfOpenMaxCalls: number;
+}
+
+export interface AdaptiveThrottleOptions {
+  k?: number;
+  window?: Duration;
+  minThroughput?: number;
+}
+export interface ResolvedAdaptiveThrottleOptions {
+  readonly k: number;
+  readonly window: number;
+  readonly minThroughput: number;
+}
+
+// --- retry ----------------------------------------------------------------------------------------------------------
+export interface BackoffOptions {
+  base: Duration;
+  max: Duration;
+  multiplier?: number;
+  jitter?: JitterMode;
+}
+export interface ResolvedBackoffOptions {
+  readonly base: number;
+  readonly max: number;
+  readonly multiplier: number;
+  readonly jitter: JitterMode;
+}
+
+export interface RetryBudgetOptions {
+  /** Tokens earned per call, in (0, 1]. */
+  ratio: number;
+  minThroughput?: number;
+}
+export interface ResolvedRetryBudgetOptions {
+  readonly ratio: number;
+  readonly minThroughput: number;
+}
+
+export interface TimeoutOptions {
+  /** Per attempt. */
+  timeout: Duration;
+}
+export interface ResolvedTimeoutOptions {
+  readonly timeout: number;
+}
+
+// --- hedge and fallback ---------------------------------------------------------------------------------------------
+export interface HedgeOptions {
+  delay: Duration;
+  maxAttempts: number;
+  adaptiveDelayQuantile?: number;
+  delayMin?: Duration;
+  delayMax?: Duration;
+}
+export interface ResolvedHedgeOptions {
+  readonly delay: number;
+  readonly maxAttempts: number;
+  readonly adaptiveDelayQuantile: number | undefined;
+  readonly delayMin: number | undefined;
+  readonly delayMax: number | undefined;
+}
+
+/** Kinds a retry may be configured to retry on (the retryable kinds, SPEC §5). */
+export type RetryableKind = Extract<ExceptionKind, 'concurrency' | 'infrastructure' | 'throttled'>;
