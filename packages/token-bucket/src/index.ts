@@ -1,1 +1,2 @@
-export {};
+export { TokenBucket } from './token-bucket';
+export type { TokenBucketOptions, ResolvedTokenBucketOptions } from './token-bucket';

@@ -1,0 +1,152 @@
+import fc from 'fast-check';
+import { TokenBucket } from './token-bucket';
+
+describe('TokenBucket', () => {
+  it('starts full, with burst defaulting to permits, and freezes its options', () => {
+    const bucket = new TokenBucket({ permits: 10, per: 1000 });
+    expect(bucket.options).toEqual({ permits: 10, per: 1000, burst: 10 });
+    expect(Object.isFrozen(bucket.options)).toBe(true);
+    expect(bucket.tokens(0)).toBe(10);
+  });
+
+  it('admits a full burst, then refuses until a token refills', () => {
+    const bucket = new TokenBucket({ permits: 10, per: 1000 });
+    for (let i = 0; i < 10; i++) expect(bucket.tryTake(0)).toBe(true);
+    expect(bucket.tryTake(0)).toBe(false);
+    expect(bucket.tokens(0)).toBe(0);
+    expect(bucket.msUntil(0)).toBe(100);
+    expect(bucket.msUntil(50)).toBe(50);
+    expect(bucket.tryTake(99)).toBe(false);
+    expect(bucket.tryTake(100)).toBe(true);
+    expect(bucket.tryTake(100)).toBe(false);
+  });
+
+  it('refills continuously, fractionally, and never above burst', () => {
+    const bucket = new TokenBucket({ permits: 4, per: 1000, burst: 8 });
+    expect(bucket.tryTake(0, 8)).toBe(true);
+    expect(bucket.tokens(125)).toBe(0.5);
+    expect(bucket.tokens(1000)).toBe(4);
+    expect(bucket.tokens(2000)).toBe(8);
+    expect(bucket.tokens(1_000_000)).toBe(8);
+  });
+
+  it('takes n tokens at once or none', () => {
+    const bucket = new TokenBucket({ permits: 5, per: 100 });
+    expect(bucket.tryTake(0, 3)).toBe(true);
+    expect(bucket.tryTake(0, 3)).toBe(false);
+    expect(bucket.tokens(0)).toBe(2);
+    expect(bucket.msUntil(0, 3)).toBe(20);
+    expect(bucket.tryTake(20, 3)).toBe(true);
+    expect(bucket.tryTake(20, 0)).toBe(true);
+  });
+
+  it('answers msUntil = 0 when tokens are there and Infinity when n exceeds the burst', () => {
+    const bucket = new TokenBucket({ permits: 2, per: 1000 });
+    expect(bucket.msUntil(0)).toBe(0);
+    expect(bucket.msUntil(0, 3)).toBe(Infinity);
+    expect(bucket.tryTake(0, 3)).toBe(false);
+  });
+
+  it('does not gain tokens when the clock steps back', () => {
+    const bucket = new TokenBucket({ permits: 1, per: 1000 });
+    expect(bucket.tryTake(5000)).toBe(true);
+    expect(bucket.tokens(0)).toBe(0);
+    expect(bucket.tryTake(100)).toBe(false);
+    expect(bucket.msUntil(0)).toBe(1000);
+    expect(bucket.tryTake(6000)).toBe(true);
+  });
+
+  it('rejects a negative or NaN n', () => {
+    const bucket = new TokenBucket({ permits: 1, per: 1000 });
+    expect(() => bucket.tryTake(0, -1)).toThrow('TokenBucket.tryTake: n must be ≥ 0, got -1');
+    expect(() => bucket.msUntil(0, Number.NaN)).toThrow(RangeError);
+  });
+
+  it('reports every invalid option in one RangeError', () => {
+    expect(() => new TokenBucket({ permits: 0, per: -5, burst: 0.5 })).toThrow(
+      'TokenBucket: permits must be a finite number > 0, got 0; per must be a finite number of ms > 0, got -5; ' +
+        'burst must be a finite number ≥ 1, got 0.5',
+    );
+    expect(() => new TokenBucket({ permits: Number.NaN, per: Infinity })).toThrow(
+      'TokenBucket: permits must be a finite number > 0, got NaN; per must be a finite number of ms > 0, got Infinity; ' +
+        'burst must be a finite number ≥ 1, got NaN',
+    );
+  });
+});
+
+describe('TokenBucket — properties', () => {
+  const config = fc.record({
+    permits: fc.integer({ min: 1, max: 1000 }),
+    per: fc.integer({ min: 1, max: 60_000 }),
+    extraBurst: fc.integer({ min: 0, max: 100 }),
+  });
+  /** Operations at non-decreasing times: gaps in ms, token counts up to 5. */
+  const operations = fc.array(
+    fc.record({ gap: fc.double({ min: 0, max: 5000, noNaN: true }), n: fc.integer({ min: 0, max: 5 }) }),
+    { maxLength: 200 },
+  );
+
+  it('never holds more than burst nor fewer than zero tokens, and never returns NaN', () => {
+    fc.assert(
+      fc.property(config, operations, ({ permits, per, extraBurst }, ops) => {
+        const bucket = new TokenBucket({ permits, per, burst: permits + extraBurst });
+        let now = 0;
+        for (const { gap, n } of ops) {
+          now += gap;
+          bucket.tryTake(now, n);
+          const tokens = bucket.tokens(now);
+          expect(tokens).toBeGreaterThanOrEqual(0);
+          expect(tokens).toBeLessThanOrEqual(permits + extraBurst);
+          const wait = bucket.msUntil(now, Math.min(n, permits + extraBurst));
+          expect(Number.isFinite(wait) && wait >= 0).toBe(true);
+        }
+      }),
+    );
+  });
+
+  it('admits at most burst + rate·interval tokens over any interval', () => {
+    fc.assert(
+      fc.property(config, operations, ({ permits, per, extraBurst }, ops) => {
+        const burst = permits + extraBurst;
+        const bucket = new TokenBucket({ permits, per, burst });
+        const admitted: Array<{ at: number; n: number }> = [];
+        let now = 0;
+        for (const { gap, n } of ops) {
+          now += gap;
+          if (bucket.tryTake(now, n)) admitted.push({ at: now, n });
+        }
+        for (let i = 0; i < admitted.length; i++) {
+          let taken = 0;
+          for (let j = i; j < admitted.length; j++) {
+            taken += admitted[j]!.n;
+            const interval = admitted[j]!.at - admitted[i]!.at;
+            expect(taken).toBeLessThanOrEqual(burst + (permits / per) * interval + 1e-9);
+          }
+        }
+      }),
+    );
+  });
+
+  it('admits n tokens once msUntil(now, n) has elapsed', () => {
+    fc.assert(
+      fc.property(
+        config,
+        operations,
+        fc.integer({ min: 1, max: 5 }),
+        ({ permits, per, extraBurst }, ops, n) => {
+          const burst = permits + extraBurst;
+          fc.pre(n <= burst);
+          const bucket = new TokenBucket({ permits, per, burst });
+          let now = 0;
+          for (const op of ops) {
+            now += op.gap;
+            bucket.tryTake(now, op.n);
+          }
+          const wait = bucket.msUntil(now, n);
+          if (wait > 0) expect(bucket.tryTake(now + wait * (1 - 1e-9) - 1e-6, n)).toBe(false);
+          expect(bucket.tryTake(now + wait * (1 + 1e-12) + 1e-9, n)).toBe(true);
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,98 @@
+import { OptionProblems } from './option-checks';
+
+/** Options of {@link TokenBucket}. All durations are milliseconds. @public */
+export interface TokenBucketOptions {
+  /** Tokens added per `per` milliseconds (> 0). */
+  readonly permits: number;
+  /** Refill period in milliseconds (> 0). */
+  readonly per: number;
+  /** Capacity: the largest burst admitted at once (≥ 1, default `permits`). */
+  readonly burst?: number;
+}
+
+/** Resolved, frozen options of a {@link TokenBucket}. @public */
+export interface ResolvedTokenBucketOptions {
+  readonly permits: number;
+  readonly per: number;
+  readonly burst: number;
+}
+
+const isFinitePositive = (x: unknown): x is number => typeof x === 'number' && x > 0 && x < Infinity;
+
+/**
+ * A token bucket that starts full and refills continuously at `permits / per` tokens per millisecond up to
+ * `burst` — the classic shaper of J. Turner, "New directions in communications (or which way to the information
+ * age?)", IEEE Communications Magazine 24(10), 1986, and the rate limiter of most APIs.
+ *
+ * Why no refill loop: the state is the time `fullAt` at which the bucket will be full again (the "theoretical
+ * arrival time" of GCRA, ITU-T I.371). Tokens at `now` are `burst − max(0, fullAt − now)·permits/per`, so refill is
+ * implicit, exact for whole-millisecond clocks whose `per/permits` is exact, and free of accumulated rounding; a
+ * take only moves `fullAt` forward by `n·per/permits`.
+ *
+ * Time is an argument. A `now` earlier than one already seen is treated as that later time, so the bucket never
+ * gains tokens from a clock that steps back. `tryTake` allocates nothing.
+ * @public
+ */
+export class TokenBucket {
+  readonly options: ResolvedTokenBucketOptions;
+  /** Milliseconds that refill one token. */
+  private readonly msPerToken: number;
+  /** When the bucket is (or was) full again; −∞ = full from the start. */
+  private fullAt = -Infinity;
+  /** Latest `now` seen, so time never runs backwards. */
+  private latest = -Infinity;
+
+  constructor(options: TokenBucketOptions) {
+    const { permits, per } = options;
+    const burst = options.burst ?? permits;
+    new OptionProblems('TokenBucket')
+      .check(isFinitePositive(permits), 'permits', 'a finite number > 0', permits)
+      .check(isFinitePositive(per), 'per', 'a finite number of ms > 0', per)
+      .check(isFinitePositive(burst) && burst >= 1, 'burst', 'a finite number ≥ 1', burst)
+      .throwIfAny();
+    this.options = Object.freeze({ permits, per, burst });
+    this.msPerToken = per / permits;
+  }
+
+  /** Tokens available at `now`, in [0, burst] (fractional while refilling). */
+  tokens(now: number): number {
+    return this.available(this.advance(now));
+  }
+
+  /**
+   * Takes `n` tokens if that many are available at `now` and returns true; otherwise takes nothing and returns
+   * false. O(1), allocation-free. Throws a `RangeError` for a negative or NaN `n`.
+   */
+  tryTake(now: number, n = 1): boolean {
+    if (!(n >= 0)) throw new RangeError(`TokenBucket.tryTake: n must be ≥ 0, got ${n}`);
+    const t = this.advance(now);
+    if (this.available(t) < n) return false;
+    this.fullAt = (this.fullAt > t ? this.fullAt : t) + n * this.msPerToken;
+    return true;
+  }
+
+  /**
+   * Milliseconds from `now` until `n` tokens are available: 0 when they already are, `Infinity` when `n > burst`
+   * (it never will be). Suited to a `Retry-After` header (round up to whole seconds there).
+   */
+  msUntil(now: number, n = 1): number {
+    if (!(n >= 0)) throw new RangeError(`TokenBucket.msUntil: n must be ≥ 0, got ${n}`);
+    const t = this.advance(now);
+    const missing = n - this.available(t);
+    if (missing <= 0) return 0;
+    if (n > this.options.burst) return Infinity;
+    return missing * this.msPerToken;
+  }
+
+  private advance(now: number): number {
+    if (now > this.latest) this.latest = now;
+    return this.latest;
+  }
+
+  private available(t: number): number {
+    const debtMs = this.fullAt - t;
+    if (!(debtMs > 0)) return this.options.burst;
+    const tokens = this.options.burst - debtMs / this.msPerToken;
+    return tokens > 0 ? tokens : 0;
+  }
+}
