@@ -1,0 +1,214 @@
+import type {
+  BreakerAdmission,
+  BreakerOutcome,
+  BreakerParams,
+  BreakerPermit,
+  BreakerRecordResult,
+  BreakerSnapshot,
+  BreakerState,
+  BreakerTransition,
+  CircuitBreakerStore,
+  StateKey,
+} from './ports';
+import { RollingWindow } from './rolling-window';
+
+// Transitions are shared constants: reporting one allocates nothing.
+const OPEN_TO_HALF_OPEN: BreakerTransition = Object.freeze({ from: 'open', to: 'half_open' });
+const CLOSED_TO_OPEN: BreakerTransition = Object.freeze({ from: 'closed', to: 'open' });
+const HALF_OPEN_TO_OPEN: BreakerTransition = Object.freeze({ from: 'half_open', to: 'open' });
+const HALF_OPEN_TO_CLOSED: BreakerTransition = Object.freeze({ from: 'half_open', to: 'closed' });
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type Admitted = Mutable<Extract<BreakerAdmission, { admitted: true }>>;
+type Rejected = Mutable<Extract<BreakerAdmission, { admitted: false }>>;
+
+/** One breaker's state. Result objects are reused per key (the port allows it), so the hot path allocates nothing. */
+class BreakerEntry {
+  state: BreakerState = 'closed';
+  generation = 0;
+  openUntil = 0;
+  readonly window = new RollingWindow();
+  /** Half-open probe leases currently held, with the time each one is reclaimed. */
+  readonly leases: string[] = [];
+  readonly leaseExpiry: number[] = [];
+  /** Probes of this half-open period that reported success. */
+  successes = 0;
+  leaseSeq = 0;
+  readonly admitted: Admitted = {
+    admitted: true,
+    state: 'closed',
+    generation: 0,
+    lease: undefined,
+    transition: undefined,
+  };
+  readonly rejected: Rejected = { admitted: false, state: 'open', retryAfter: 0, transition: undefined };
+  readonly recorded: Mutable<BreakerRecordResult> = { state: 'closed', transition: undefined };
+
+  /** Every state change goes through here: a new generation makes outcomes of earlier admissions stale. */
+  moveTo(state: BreakerState, openUntil = 0): void {
+    this.state = state;
+    this.generation++;
+    this.leases.length = 0;
+    this.leaseExpiry.length = 0;
+    this.successes = 0;
+    this.openUntil = openUntil;
+    if (state === 'closed') this.window.clear();
+  }
+
+  /** Frees the slots of probes that never reported within `breakDuration`, so half-open cannot wedge. */
+  reclaimLeases(now: number): void {
+    for (let i = this.leases.length - 1; i >= 0; i--) {
+      if (this.leaseExpiry[i]! <= now) {
+        this.leases.splice(i, 1);
+        this.leaseExpiry.splice(i, 1);
+      }
+    }
+  }
+
+  dropLease(index: number): void {
+    this.leases.splice(index, 1);
+    this.leaseExpiry.splice(index, 1);
+  }
+}
+
+/**
+ * The default {@link CircuitBreakerStore}: synchronous, per process, time only from the `now` argument.
+ * Semantics (SPEC §4, §10, §11.9): a rolling window of calls trips the breaker when `calls ≥ minThroughput` and
+ * `failures / calls ≥ failureRatio`; it stays open for `breakDuration`, then the next `acquire` moves it to
+ * half-open, which grants exactly `halfOpenMaxCalls` probe leases per half-open period. All probes succeeding closes
+ * it with a fresh window, any failure re-opens it, a `release` hands a lease back, and a lease that never reports is
+ * reclaimed after `breakDuration`. Every state change bumps `generation`; outcomes carrying an older one are ignored.
+ *
+ * `inspect` never changes state: an open breaker whose break has elapsed reads as open until the next `acquire`.
+ */
+export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
+  readonly #entries = new Map<string, BreakerEntry>();
+
+  /** Number of keys held (for tests of bounded memory). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  acquire(key: StateKey, params: BreakerParams, now: number): BreakerAdmission {
+    const e = this.#entry(key);
+    let transition: BreakerTransition | undefined;
+    if (e.state === 'closed') {
+      const a = e.admitted;
+      a.state = 'closed';
+      a.generation = e.generation;
+      a.lease = undefined;
+      a.transition = undefined;
+      return a;
+    }
+    if (e.state === 'open') {
+      if (now < e.openUntil) return this.#reject(e, 'open', e.openUntil - now, undefined);
+      e.moveTo('half_open');
+      transition = OPEN_TO_HALF_OPEN;
+    }
+    e.reclaimLeases(now);
+    if (e.leases.length + e.successes >= params.halfOpenMaxCalls) {
+      // Every slot is taken by a lease in flight (successes alone would have closed the breaker).
+      const retryAfter = e.leases.length > 0 ? Math.min(...e.leaseExpiry) - now : params.breakDuration;
+      return this.#reject(e, 'half_open', retryAfter, transition);
+    }
+    const lease = `${e.generation}:${++e.leaseSeq}`;
+    e.leases.push(lease);
+    e.leaseExpiry.push(now + params.breakDuration);
+    return { admitted: true, state: 'half_open', generation: e.generation, lease, transition };
+  }
+
+  record(
+    key: StateKey,
+    params: BreakerParams,
+    permit: BreakerPermit,
+    outcome: BreakerOutcome,
+    now: number,
+  ): BreakerRecordResult {
+    const e = this.#entries.get(key.id);
+    if (e === undefined) return { state: 'closed', transition: undefined };
+    const r = e.recorded;
+    r.transition = undefined;
+    if (permit.generation === e.generation) {
+      if (e.state === 'closed') this.#recordClosed(e, params, outcome, now);
+      else if (e.state === 'half_open') this.#recordProbe(e, params, permit, outcome, now);
+    }
+    r.state = e.state;
+    return r;
+  }
+
+  inspect(key: StateKey, params: BreakerParams, now: number): BreakerSnapshot {
+    const e = this.#entries.get(key.id);
+    if (e === undefined) return { state: 'closed', failureRatio: 0, calls: 0, generation: 0 };
+    if (e.state === 'closed') e.window.advance(params.samplingWindow, now);
+    const calls = e.state === 'closed' ? e.window.calls : 0;
+    const failureRatio = e.state === 'closed' ? e.window.ratio : 0;
+    return { state: e.state, failureRatio, calls, generation: e.generation };
+  }
+
+  reset(key: StateKey, _now: number): void {
+    const e = this.#entries.get(key.id);
+    if (e !== undefined) e.moveTo('closed');
+  }
+
+  evict(key: StateKey): void {
+    this.#entries.delete(key.id);
+  }
+
+  #entry(key: StateKey): BreakerEntry {
+    let e = this.#entries.get(key.id);
+    if (e === undefined) {
+      e = new BreakerEntry();
+      this.#entries.set(key.id, e);
+    }
+    return e;
+  }
+
+  #reject(
+    e: BreakerEntry,
+    state: BreakerState,
+    retryAfter: number,
+    transition: BreakerTransition | undefined,
+  ): BreakerAdmission {
+    if (transition !== undefined) return { admitted: false, state, retryAfter, transition };
+    const r = e.rejected;
+    r.state = state;
+    r.retryAfter = retryAfter;
+    r.transition = undefined;
+    return r;
+  }
+
+  #recordClosed(e: BreakerEntry, params: BreakerParams, outcome: BreakerOutcome, now: number): void {
+    if (outcome === 'release') return;
+    const w = e.window;
+    w.advance(params.samplingWindow, now);
+    w.add(outcome === 'failure');
+    if (w.failures > 0 && w.calls >= params.minThroughput && w.failures / w.calls >= params.failureRatio) {
+      e.moveTo('open', now + params.breakDuration);
+      e.recorded.transition = CLOSED_TO_OPEN;
+    }
+  }
+
+  #recordProbe(
+    e: BreakerEntry,
+    params: BreakerParams,
+    permit: BreakerPermit,
+    outcome: BreakerOutcome,
+    now: number,
+  ): void {
+    e.reclaimLeases(now);
+    const i = permit.lease === undefined ? -1 : e.leases.indexOf(permit.lease);
+    if (i < 0) return; // a lease already reclaimed (or none): its outcome no longer counts
+    if (outcome === 'failure') {
+      e.moveTo('open', now + params.breakDuration);
+      e.recorded.transition = HALF_OPEN_TO_OPEN;
+      return;
+    }
+    e.dropLease(i);
+    if (outcome === 'release') return;
+    e.successes++;
+    if (e.successes >= params.halfOpenMaxCalls) {
+      e.moveTo('closed');
+      e.recorded.transition = HALF_OPEN_TO_CLOSED;
+    }
+  }
+}

@@ -1,0 +1,85 @@
+import { BREAKER_BUCKETS } from './ports';
+
+/**
+ * Calls and failures over the last `samplingWindow` ms, kept as {@link BREAKER_BUCKETS} time buckets of
+ * `samplingWindow / BREAKER_BUCKETS` ms each (SPEC §4: a *rolling* window, §10). Bucket `k` covers
+ * `[k·width, (k+1)·width)` of the caller's clock; the window at `now` is the bucket holding `now` and the nine
+ * before it, so a sample leaves the window exactly when its bucket is ten buckets old.
+ *
+ * Why buckets, not a ring of timestamps: constant memory and O(1) amortised work per sample whatever the rate.
+ * The Redis breaker script implements the same arithmetic, so both stores trip on the same inputs.
+ */
+/** Ring slot of an absolute bucket index (clocks may start below zero). */
+const slotOf = (index: number): number => ((index % BREAKER_BUCKETS) + BREAKER_BUCKETS) % BREAKER_BUCKETS;
+
+export class RollingWindow {
+  readonly #calls = new Float64Array(BREAKER_BUCKETS);
+  readonly #failures = new Float64Array(BREAKER_BUCKETS);
+  #width = 0;
+  /** Absolute index of the newest bucket; -Infinity while empty. */
+  #head = Number.NEGATIVE_INFINITY;
+  #totalCalls = 0;
+  #totalFailures = 0;
+
+  get calls(): number {
+    return this.#totalCalls;
+  }
+
+  get failures(): number {
+    return this.#totalFailures;
+  }
+
+  /** failures / calls (0 when empty). */
+  get ratio(): number {
+    return this.#totalCalls === 0 ? 0 : this.#totalFailures / this.#totalCalls;
+  }
+
+  /**
+   * Drops buckets that fell out of the window at `now`. A changed `samplingWindow` (a retune) starts an empty
+   * window, since old buckets have a different width. A `now` older than the head (a caller clock that is not
+   * monotonic) leaves the window as it is.
+   */
+  advance(samplingWindow: number, now: number): void {
+    const width = samplingWindow / BREAKER_BUCKETS;
+    if (width !== this.#width) {
+      this.clear();
+      this.#width = width;
+    }
+    const index = Math.floor(now / width);
+    if (index <= this.#head) return;
+    if (index - this.#head >= BREAKER_BUCKETS) {
+      this.#calls.fill(0);
+      this.#failures.fill(0);
+      this.#totalCalls = 0;
+      this.#totalFailures = 0;
+    } else {
+      for (let k = this.#head + 1; k <= index; k++) {
+        const slot = slotOf(k);
+        this.#totalCalls -= this.#calls[slot]!;
+        this.#totalFailures -= this.#failures[slot]!;
+        this.#calls[slot] = 0;
+        this.#failures[slot] = 0;
+      }
+    }
+    this.#head = index;
+  }
+
+  /** Counts one outcome in the newest bucket; call {@link advance} first. */
+  add(failure: boolean): void {
+    const slot = slotOf(this.#head);
+    this.#calls[slot] = this.#calls[slot]! + 1;
+    this.#totalCalls++;
+    if (failure) {
+      this.#failures[slot] = this.#failures[slot]! + 1;
+      this.#totalFailures++;
+    }
+  }
+
+  clear(): void {
+    this.#calls.fill(0);
+    this.#failures.fill(0);
+    this.#totalCalls = 0;
+    this.#totalFailures = 0;
+    this.#head = Number.NEGATIVE_INFINITY;
+  }
+}
