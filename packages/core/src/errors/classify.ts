@@ -1,5 +1,6 @@
 import { EXCEPTION_KINDS, isResilienceError } from './resilience-error';
 import type { ExceptionKind } from './resilience-error';
+import type { Classifier } from '../resilience-types';
 
 /**
  * The default error classifier (SPEC §5): maps anything a user function throws to an {@link ExceptionKind}, the
@@ -50,9 +51,6 @@ export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
 
 /** How deep the `cause` chain is searched for a network code (guards against cycles). */
 const MAX_CAUSE_DEPTH = 5;
-
-/** A user classifier: a kind, or `undefined` to defer to the default. */
-export type Classifier = (error: unknown) => ExceptionKind | undefined;
 
 function property(value: unknown, key: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;

@@ -174,6 +174,13 @@ export class OptionsValidator {
     }
   }
 
+  /** `value` as a record of options; a violation (and `{}`) when it is not a plain object. */
+  object(path: string, value: unknown): Readonly<Record<string, unknown>> {
+    const ok = typeof value === 'object' && value !== null && !Array.isArray(value);
+    this.check(ok, path === '' ? 'options' : path, 'an object', value);
+    return ok ? (value as Record<string, unknown>) : {};
+  }
+
   /** A required number within `rule`. */
   number(path: string, value: unknown, rule: NumberRule): number {
     return this.check(satisfies(value, rule), path, describeRule(rule), value)
