@@ -1,0 +1,309 @@
+import { useBench, type ConformanceOptions, type StoreSetup, type TestBench } from './harness';
+import type { BreakerParamsShape, CircuitBreakerStoreShape, ConformanceKey } from './store-shapes';
+
+type Bench = TestBench<CircuitBreakerStoreShape>;
+interface Permit {
+  readonly generation: number;
+  readonly lease: string | undefined;
+}
+
+const BASE: BreakerParamsShape = Object.freeze({
+  failureRatio: 0.5,
+  samplingWindow: 1000,
+  minThroughput: 10,
+  breakDuration: 5000,
+  halfOpenMaxCalls: 1,
+});
+const params = (over: Partial<BreakerParamsShape> = {}): BreakerParamsShape => ({ ...BASE, ...over });
+
+/** Admits one call and copies its permit (results may be reused objects). */
+async function admit(b: Bench, key: ConformanceKey, p: BreakerParamsShape): Promise<Permit> {
+  const a = await b.store.acquire(key, p, b.now());
+  if (!a.admitted) throw new Error(`expected an admission, got a rejection in state ${a.state}`);
+  return { generation: a.generation, lease: a.lease };
+}
+
+/** Runs `n` calls with the given outcome at the current time. */
+async function calls(b: Bench, key: ConformanceKey, p: BreakerParamsShape, n: number, failure: boolean) {
+  let last: { state: string; transition: unknown } = { state: 'closed', transition: undefined };
+  for (let i = 0; i < n; i++) {
+    const permit = await admit(b, key, p);
+    const r = await b.store.record(key, p, permit, failure ? 'failure' : 'success', b.now());
+    last = { state: r.state, transition: r.transition };
+  }
+  return last;
+}
+
+/** Trips the breaker, waits out the break and returns the first probe's admission (copied). */
+async function toHalfOpen(b: Bench, key: ConformanceKey, p: BreakerParamsShape) {
+  await calls(b, key, p, p.minThroughput, true);
+  await b.advance(p.breakDuration);
+  const a = await b.store.acquire(key, p, b.now());
+  if (!a.admitted) throw new Error(`expected the first half-open probe, got a rejection in state ${a.state}`);
+  return { ...a };
+}
+
+/**
+ * The contract of a `CircuitBreakerStore` (SPEC §4, §10, §11.9), runnable against any implementation. Every rule
+ * here guards a bug seen in other libraries (peers.md §5 items 1–5, 14, 18).
+ */
+export function describeCircuitBreakerStoreConformance(
+  name: string,
+  setup: StoreSetup<CircuitBreakerStoreShape>,
+  options: ConformanceOptions = {},
+): void {
+  const concurrency = options.concurrency ?? 1000;
+  describe(`CircuitBreakerStore conformance: ${name}`, () => {
+    if (options.timeout !== undefined) jest.setTimeout(options.timeout);
+    const bench = useBench(setup, options);
+
+    it('admits on a fresh key in the closed state without a lease or transition', async () => {
+      const b = bench();
+      const key = b.key();
+      const a = await b.store.acquire(key, BASE, b.now());
+      expect(a).toMatchObject({ admitted: true, state: 'closed', lease: undefined, transition: undefined });
+      expect(await b.store.inspect(key, BASE, b.now())).toMatchObject({
+        state: 'closed',
+        calls: 0,
+        failureRatio: 0,
+      });
+    });
+
+    it('never trips below minThroughput, however many of the calls fail', async () => {
+      const b = bench();
+      const key = b.key();
+      const r = await calls(b, key, BASE, BASE.minThroughput - 1, true);
+      expect(r.state).toBe('closed');
+      expect(await b.store.inspect(key, BASE, b.now())).toMatchObject({
+        state: 'closed',
+        calls: 9,
+        failureRatio: 1,
+      });
+    });
+
+    it('trips at exactly failures/calls = failureRatio once minThroughput is reached', async () => {
+      const b = bench();
+      const key = b.key();
+      await calls(b, key, BASE, 5, false);
+      expect((await calls(b, key, BASE, 4, true)).state).toBe('closed');
+      const r = await calls(b, key, BASE, 1, true);
+      expect(r).toEqual({ state: 'open', transition: { from: 'closed', to: 'open' } });
+      const rejected = await b.store.acquire(key, BASE, b.now());
+      expect(rejected).toMatchObject({ admitted: false, state: 'open', retryAfter: BASE.breakDuration });
+    });
+
+    it('stays closed just below the ratio', async () => {
+      const b = bench();
+      const key = b.key();
+      await calls(b, key, BASE, 6, false);
+      await calls(b, key, BASE, 4, true);
+      const s = await b.store.inspect(key, BASE, b.now());
+      expect(s).toMatchObject({ state: 'closed', calls: 10 });
+      expect(s.failureRatio).toBeCloseTo(0.4, 12);
+      expect((await b.store.acquire(key, BASE, b.now())).admitted).toBe(true);
+    });
+
+    it('keeps a sample until its bucket is ten buckets old (rolling window edge)', async () => {
+      const b = bench();
+      const p = params({ minThroughput: 5 });
+      await b.alignTo(p.samplingWindow);
+      const kept = b.key('kept');
+      const dropped = b.key('dropped');
+      await calls(b, kept, p, 4, true);
+      await calls(b, dropped, p, 4, true);
+      await b.advance(p.samplingWindow - 1); // last ms of the tenth bucket
+      expect(await b.store.inspect(kept, p, b.now())).toMatchObject({ calls: 4 });
+      expect(await calls(b, kept, p, 1, true)).toEqual({
+        state: 'open',
+        transition: { from: 'closed', to: 'open' },
+      });
+      await b.advance(1); // first ms of the eleventh bucket: the first bucket rolls out
+      expect(await b.store.inspect(dropped, p, b.now())).toMatchObject({ state: 'closed', calls: 0 });
+      expect((await calls(b, dropped, p, 1, true)).state).toBe('closed');
+      expect(await b.store.inspect(dropped, p, b.now())).toMatchObject({ calls: 1, failureRatio: 1 });
+    });
+
+    it('rejects while open with a shrinking retryAfter, then half-opens lazily on the next acquire', async () => {
+      const b = bench();
+      const key = b.key();
+      await calls(b, key, BASE, BASE.minThroughput, true);
+      await b.advance(BASE.breakDuration - 1);
+      expect(await b.store.acquire(key, BASE, b.now())).toMatchObject({
+        admitted: false,
+        state: 'open',
+        retryAfter: 1,
+      });
+      expect((await b.store.inspect(key, BASE, b.now())).state).toBe('open');
+      await b.advance(1);
+      const probe = await b.store.acquire(key, BASE, b.now());
+      expect(probe).toMatchObject({
+        admitted: true,
+        state: 'half_open',
+        transition: { from: 'open', to: 'half_open' },
+      });
+      expect(probe.admitted && typeof probe.lease === 'string').toBe(true);
+      const next = await b.store.acquire(key, BASE, b.now());
+      expect(next).toMatchObject({ admitted: false, state: 'half_open', transition: undefined });
+      expect(!next.admitted && next.retryAfter > 0 && next.retryAfter <= BASE.breakDuration).toBe(true);
+    });
+
+    it(`grants exactly halfOpenMaxCalls probes to ${concurrency} concurrent acquires`, async () => {
+      const b = bench();
+      const key = b.key();
+      const p = params({ halfOpenMaxCalls: 3 });
+      await calls(b, key, p, p.minThroughput, true);
+      await b.advance(p.breakDuration);
+      const now = b.now();
+      const all = await Promise.all(
+        Array.from({ length: concurrency }, async () => ({ ...(await b.store.acquire(key, p, now)) })),
+      );
+      const admitted = all.filter((a) => a.admitted);
+      expect(admitted).toHaveLength(3);
+      expect(new Set(admitted.map((a) => a.admitted && a.lease)).size).toBe(3);
+      expect(all.filter((a) => a.transition !== undefined)).toHaveLength(1);
+      expect(all.every((a) => a.state === 'half_open')).toBe(true);
+      expect(all.every((a) => a.admitted || (a.retryAfter > 0 && a.retryAfter <= p.breakDuration))).toBe(
+        true,
+      );
+    });
+
+    it('closes only after all halfOpenMaxCalls probes succeed, with a fresh window', async () => {
+      const b = bench();
+      const key = b.key();
+      const p = params({ halfOpenMaxCalls: 3 });
+      const first = await toHalfOpen(b, key, p);
+      const probes = [first, await admit(b, key, p), await admit(b, key, p)];
+      expect((await b.store.acquire(key, p, b.now())).admitted).toBe(false);
+      for (const probe of probes.slice(0, 2)) {
+        expect(await b.store.record(key, p, probe, 'success', b.now())).toEqual({
+          state: 'half_open',
+          transition: undefined,
+        });
+      }
+      expect((await b.store.acquire(key, p, b.now())).admitted).toBe(false);
+      expect(await b.store.record(key, p, probes[2]!, 'success', b.now())).toEqual({
+        state: 'closed',
+        transition: { from: 'half_open', to: 'closed' },
+      });
+      expect(await b.store.inspect(key, p, b.now())).toMatchObject({ state: 'closed', calls: 0 });
+      expect(await b.store.acquire(key, p, b.now())).toMatchObject({ admitted: true, state: 'closed' });
+    });
+
+    it('re-opens on one failed probe and ignores the other probes afterwards', async () => {
+      const b = bench();
+      const key = b.key();
+      const p = params({ halfOpenMaxCalls: 2 });
+      const first = await toHalfOpen(b, key, p);
+      const second = await admit(b, key, p);
+      expect(await b.store.record(key, p, first, 'failure', b.now())).toEqual({
+        state: 'open',
+        transition: { from: 'half_open', to: 'open' },
+      });
+      expect(await b.store.record(key, p, second, 'success', b.now())).toEqual({
+        state: 'open',
+        transition: undefined,
+      });
+      expect(await b.store.acquire(key, p, b.now())).toMatchObject({
+        admitted: false,
+        retryAfter: p.breakDuration,
+      });
+    });
+
+    it('takes a released probe lease back without moving the state', async () => {
+      const b = bench();
+      const key = b.key();
+      const probe = await toHalfOpen(b, key, BASE);
+      expect((await b.store.acquire(key, BASE, b.now())).admitted).toBe(false);
+      expect(await b.store.record(key, BASE, probe, 'release', b.now())).toEqual({
+        state: 'half_open',
+        transition: undefined,
+      });
+      const again = await admit(b, key, BASE);
+      expect(again.lease).toBeDefined();
+      expect((await b.store.record(key, BASE, again, 'success', b.now())).state).toBe('closed');
+    });
+
+    it('reclaims a probe lease that never reports after breakDuration, so half-open never wedges', async () => {
+      const b = bench();
+      const key = b.key();
+      const lost = await toHalfOpen(b, key, BASE);
+      await b.advance(BASE.breakDuration - 1);
+      expect(await b.store.acquire(key, BASE, b.now())).toMatchObject({ admitted: false, retryAfter: 1 });
+      await b.advance(1);
+      const replacement = await admit(b, key, BASE);
+      expect(replacement.lease).not.toBe(lost.lease);
+      expect(await b.store.record(key, BASE, lost, 'success', b.now())).toEqual({
+        state: 'half_open',
+        transition: undefined,
+      });
+      expect((await b.store.record(key, BASE, replacement, 'success', b.now())).state).toBe('closed');
+    });
+
+    it('ignores outcomes of calls admitted before the latest state change', async () => {
+      const b = bench();
+      const key = b.key();
+      const early = await admit(b, key, BASE);
+      const probe = await toHalfOpen(b, key, BASE);
+      expect(probe.generation).toBeGreaterThan(early.generation);
+      expect(await b.store.record(key, BASE, early, 'failure', b.now())).toEqual({
+        state: 'half_open',
+        transition: undefined,
+      });
+      expect((await b.store.record(key, BASE, probe, 'success', b.now())).state).toBe('closed');
+      const closedGeneration = (await b.store.inspect(key, BASE, b.now())).generation;
+      expect(closedGeneration).toBeGreaterThan(probe.generation);
+      await b.store.record(key, BASE, early, 'failure', b.now());
+      expect(await b.store.inspect(key, BASE, b.now())).toMatchObject({
+        calls: 0,
+        generation: closedGeneration,
+      });
+    });
+
+    it('increments the generation on every state change', async () => {
+      const b = bench();
+      const key = b.key();
+      const g0 = (await admit(b, key, BASE)).generation;
+      await calls(b, key, BASE, BASE.minThroughput, true);
+      const g1 = (await b.store.inspect(key, BASE, b.now())).generation;
+      await b.advance(BASE.breakDuration);
+      const g2 = (await admit(b, key, BASE)).generation;
+      expect([g1 - g0, g2 - g1]).toEqual([1, 1]);
+    });
+
+    it('reset closes an open breaker with an empty window and a new generation', async () => {
+      const b = bench();
+      const key = b.key();
+      const stale = await admit(b, key, BASE);
+      await calls(b, key, BASE, BASE.minThroughput, true);
+      const before = await b.store.inspect(key, BASE, b.now());
+      expect(before.state).toBe('open');
+      const generation = before.generation;
+      await b.store.reset(key, b.now());
+      const after = await b.store.inspect(key, BASE, b.now());
+      expect(after).toMatchObject({ state: 'closed', calls: 0, failureRatio: 0 });
+      expect(after.generation).toBeGreaterThan(generation);
+      await b.store.record(key, BASE, stale, 'failure', b.now());
+      expect((await b.store.inspect(key, BASE, b.now())).calls).toBe(0);
+      expect(await b.store.acquire(key, BASE, b.now())).toMatchObject({ admitted: true, state: 'closed' });
+    });
+
+    it('keeps keys independent (policy, route)', async () => {
+      const b = bench();
+      const a = b.key('a/b');
+      const sibling = { ...b.key(undefined) };
+      await calls(b, a, BASE, BASE.minThroughput, true);
+      expect((await b.store.acquire(a, BASE, b.now())).admitted).toBe(false);
+      expect((await b.store.acquire(sibling, BASE, b.now())).admitted).toBe(true);
+    });
+
+    it('does not move the state on release outcomes in the closed state', async () => {
+      const b = bench();
+      const key = b.key();
+      for (let i = 0; i < 20; i++) {
+        const permit = await admit(b, key, BASE);
+        await b.store.record(key, BASE, permit, 'release', b.now());
+      }
+      expect(await b.store.inspect(key, BASE, b.now())).toMatchObject({ state: 'closed', calls: 0 });
+    });
+  });
+}

@@ -1,0 +1,132 @@
+import { seededRandom } from '../seeded-random';
+import { useBench, type ConformanceOptions, type StoreSetup } from './harness';
+import type { RateLimitParamsShape, RateLimitStoreShape } from './store-shapes';
+
+const P: RateLimitParamsShape = Object.freeze({ permits: 10, per: 1000, burst: 10 });
+/** Float tolerance: stores may hold tokens as fractions (GCRA or continuous refill). */
+const EPS = 1e-6;
+
+/**
+ * The contract of a `RateLimitStore` (SPEC §3 token bucket, §11.10), runnable against any implementation: starts full,
+ * refills continuously at `permits/per` up to `burst`, takes atomically, and reports a correct `retryAfter` (> 0).
+ * The stampede and span tests guard against non-atomic remote limiters (peers.md §5 item 14).
+ */
+export function describeRateLimitStoreConformance(
+  name: string,
+  setup: StoreSetup<RateLimitStoreShape>,
+  options: ConformanceOptions = {},
+): void {
+  const concurrency = options.concurrency ?? 1000;
+  describe(`RateLimitStore conformance: ${name}`, () => {
+    if (options.timeout !== undefined) jest.setTimeout(options.timeout);
+    const bench = useBench(setup, options);
+
+    it('starts full and takes one token at a time', async () => {
+      const b = bench();
+      const key = b.key();
+      expect(await b.store.tokens(key, P, b.now())).toBeCloseTo(10, 9);
+      const r = await b.store.take(key, P, b.now());
+      expect(r.ok).toBe(true);
+      expect(r.tokens).toBeCloseTo(9, 9);
+    });
+
+    it('never holds more than burst, however long it idles', async () => {
+      const b = bench();
+      const key = b.key();
+      const p = { permits: 10, per: 1000, burst: 4 };
+      await b.store.take(key, p, b.now());
+      await b.advance(60_000);
+      expect(await b.store.tokens(key, p, b.now())).toBeCloseTo(4, 9);
+      for (let i = 0; i < 4; i++) expect((await b.store.take(key, p, b.now())).ok).toBe(true);
+      expect((await b.store.take(key, p, b.now())).ok).toBe(false);
+    });
+
+    it('rejects with retryAfter > 0 equal to the time until a token refills', async () => {
+      const b = bench();
+      const key = b.key();
+      for (let i = 0; i < 10; i++) expect((await b.store.take(key, P, b.now())).ok).toBe(true);
+      const denied = { ...(await b.store.take(key, P, b.now())) };
+      expect(denied.ok).toBe(false);
+      expect(denied.tokens).toBeCloseTo(0, 9);
+      expect(!denied.ok && Math.abs(denied.retryAfter - 100) < EPS).toBe(true);
+      await b.advance(40);
+      const later = await b.store.take(key, P, b.now());
+      expect(!later.ok && later.retryAfter > 0 && Math.abs(later.retryAfter - 60) < EPS).toBe(true);
+      await b.advance(60);
+      expect((await b.store.take(key, P, b.now())).ok).toBe(true);
+    });
+
+    it('refills continuously and fractionally', async () => {
+      const b = bench();
+      const key = b.key();
+      for (let i = 0; i < 10; i++) await b.store.take(key, P, b.now());
+      await b.advance(250);
+      expect(await b.store.tokens(key, P, b.now())).toBeCloseTo(2.5, 6);
+      await b.advance(750);
+      expect(await b.store.tokens(key, P, b.now())).toBeCloseTo(10, 6);
+    });
+
+    it('takes n tokens at once or none, and a denied take consumes nothing', async () => {
+      const b = bench();
+      const key = b.key();
+      expect((await b.store.take(key, P, b.now(), 8)).ok).toBe(true);
+      const denied = { ...(await b.store.take(key, P, b.now(), 3)) };
+      expect(!denied.ok && Math.abs(denied.retryAfter - 100) < EPS).toBe(true);
+      expect(await b.store.tokens(key, P, b.now())).toBeCloseTo(2, 9);
+      expect((await b.store.take(key, P, b.now(), 2)).ok).toBe(true);
+    });
+
+    it('reset refills the bucket', async () => {
+      const b = bench();
+      const key = b.key();
+      for (let i = 0; i < 10; i++) await b.store.take(key, P, b.now());
+      await b.store.reset(key);
+      expect(await b.store.tokens(key, P, b.now())).toBeCloseTo(10, 9);
+      expect((await b.store.take(key, P, b.now())).ok).toBe(true);
+    });
+
+    it('keeps keys independent', async () => {
+      const b = bench();
+      const a = b.key('a');
+      const c = b.key('c');
+      for (let i = 0; i < 10; i++) await b.store.take(a, P, b.now());
+      expect((await b.store.take(a, P, b.now())).ok).toBe(false);
+      expect((await b.store.take(c, P, b.now())).ok).toBe(true);
+    });
+
+    it(`admits exactly burst of ${concurrency} concurrent takes at one instant`, async () => {
+      const b = bench();
+      const key = b.key();
+      const p = { permits: 5, per: 1000, burst: 25 };
+      const now = b.now();
+      const results = await Promise.all(
+        Array.from({ length: concurrency }, async () => (await b.store.take(key, p, now)).ok),
+      );
+      expect(results.filter(Boolean)).toHaveLength(25);
+    });
+
+    it('never admits more than permits/per · span + burst over any span', async () => {
+      const b = bench();
+      const key = b.key();
+      const p = { permits: 20, per: 1000, burst: 5 };
+      const random = seededRandom(42);
+      const start = b.now();
+      const admittedAt: number[] = [];
+      for (let i = 0; i < 400; i++) {
+        await b.advance(Math.floor(random() * 40));
+        if ((await b.store.take(key, p, b.now())).ok) admittedAt.push(b.now());
+      }
+      const span = b.now() - start;
+      expect(admittedAt.length).toBeLessThanOrEqual((p.permits / p.per) * span + p.burst + EPS);
+      expect(admittedAt.length).toBeGreaterThan(0.9 * (p.permits / p.per) * span);
+      for (let i = 0; i < admittedAt.length; i += 7) {
+        for (let j = i; j < admittedAt.length; j += 5) {
+          const within = j - i + 1;
+          expect(within).toBeLessThanOrEqual(
+            (p.permits / p.per) * (admittedAt[j]! - admittedAt[i]!) + p.burst + EPS,
+          );
+        }
+      }
+    });
+  });
+}
