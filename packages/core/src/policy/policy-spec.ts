@@ -1,0 +1,286 @@
+import { AdaptiveBulkheadStrategy } from '../strategies/adaptive-bulkhead-strategy';
+import { AdaptiveThrottleStrategy } from '../strategies/adaptive-throttle-strategy';
+import { BulkheadStrategy } from '../strategies/bulkhead-strategy';
+import { CircuitBreakerStrategy } from '../strategies/circuit-breaker-strategy';
+import { GradientBulkheadStrategy } from '../strategies/gradient-bulkhead-strategy';
+import { HedgeStrategy } from '../strategies/hedge-strategy';
+import { RateLimitStrategy } from '../strategies/rate-limit-strategy';
+import type { RetryBudget } from '../strategies/retry-budget';
+import { RetryStrategy } from '../strategies/retry-strategy';
+import type { Strategy } from '../strategies/strategy';
+import { TimeoutStrategy } from '../strategies/timeout-strategy';
+import type {
+  AdaptiveBulkheadOptions,
+  AdaptiveThrottleOptions,
+  BackoffOptions,
+  BulkheadOptions,
+  CircuitBreakerOptions,
+  GradientBulkheadOptions,
+  HedgeOptions,
+  RateLimitOptions,
+  RetryBudgetOptions,
+  RetryableKind,
+  StrategyType,
+  TimeoutOptions,
+} from '../strategies/types';
+import { OptionsValidator } from '../validation/options-validator';
+import { checkPolicyParts } from './policy-rules';
+import { ResiliencePolicy } from './resilience-policy';
+
+/**
+ * The JSON form of a policy (SPEC §6, §11.15), for config files and the admin HTTP API:
+ * `{ name, strategies: [{ type, ...constructor options }], hedge?: {...}, failOpenOnStoreError? }`. Durations are
+ * numbers (ms) or strings (`'250ms'`); `retry.backoff` is a nested `{ base, max, multiplier?, jitter? }`;
+ * `retry.budget` and `hedge.budget` are nested `{ ratio, minThroughput? }`.
+ *
+ * A **fallback cannot be expressed in JSON** (it is a function): `policyToSpec` leaves it out and `policyFromSpec`
+ * rejects a `fallback` key. Attach a `FallbackStrategy` in code, or pass a per-call `fallback` to `run`.
+ *
+ * `policyFromSpec` is strict: unknown keys (a typo like `failureRaito`) and `null` values are violations, because a
+ * silently ignored option is a production incident waiting to happen. Every violation, across all strategies, is
+ * reported in one `configuration` / `invalid_policy` error whose paths point into the JSON
+ * (`strategies[2].failureRatio must be in (0, 1], got 1.5`).
+ */
+export type BackoffSpec = BackoffOptions;
+export type RetryBudgetSpec = RetryBudgetOptions;
+
+export interface RetrySpec {
+  type: 'retry';
+  maxAttempts: number;
+  backoff?: BackoffSpec;
+  retryOn?: RetryableKind[];
+  budget?: RetryBudgetSpec;
+}
+
+export type StrategySpec =
+  | ({ type: 'rateLimit' } & RateLimitOptions)
+  | ({ type: 'bulkhead' } & BulkheadOptions)
+  | ({ type: 'adaptiveBulkhead' } & AdaptiveBulkheadOptions)
+  | ({ type: 'gradientBulkhead' } & GradientBulkheadOptions)
+  | ({ type: 'circuitBreaker' } & CircuitBreakerOptions)
+  | ({ type: 'adaptiveThrottle' } & AdaptiveThrottleOptions)
+  | RetrySpec
+  | ({ type: 'timeout' } & TimeoutOptions);
+
+export interface HedgeSpec extends HedgeOptions {
+  budget?: RetryBudgetSpec;
+}
+
+export interface PolicySpec {
+  name: string;
+  strategies: StrategySpec[];
+  hedge?: HedgeSpec;
+  failOpenOnStoreError?: boolean;
+}
+
+const QUEUE_KEYS = ['maxQueue', 'queueTarget', 'queueInterval', 'queueAdaptiveLifo', 'prioritized'] as const;
+const BUDGET_KEYS = ['ratio', 'minThroughput'] as const;
+const BACKOFF_KEYS = ['base', 'max', 'multiplier', 'jitter'] as const;
+const HEDGE_KEYS = [
+  'delay',
+  'maxAttempts',
+  'budget',
+  'adaptiveDelayQuantile',
+  'delayMin',
+  'delayMax',
+] as const;
+const POLICY_KEYS = ['name', 'strategies', 'hedge', 'failOpenOnStoreError'] as const;
+
+interface StrategyKind {
+  readonly keys: readonly string[];
+  readonly build: (options: Record<string, unknown>) => Strategy;
+}
+
+/** Per JSON `type`: its option names and its constructor. */
+const KINDS: Readonly<Record<StrategyType, StrategyKind>> = Object.freeze({
+  rateLimit: { keys: ['permits', 'per', 'burst'], build: (o) => new RateLimitStrategy(o as never) },
+  bulkhead: { keys: ['maxConcurrency', ...QUEUE_KEYS], build: (o) => new BulkheadStrategy(o as never) },
+  adaptiveBulkhead: {
+    keys: [
+      'latencyThreshold',
+      'maxConcurrency',
+      'minConcurrency',
+      'backoffRatio',
+      'increaseStep',
+      'cooldown',
+      'latencyQuantile',
+      'window',
+      ...QUEUE_KEYS,
+    ],
+    build: (o) => new AdaptiveBulkheadStrategy(o as never),
+  },
+  gradientBulkhead: {
+    keys: [
+      'maxConcurrency',
+      'minConcurrency',
+      'initialLimit',
+      'rttTolerance',
+      'smoothing',
+      'longWindow',
+      'headroom',
+      ...QUEUE_KEYS,
+    ],
+    build: (o) => new GradientBulkheadStrategy(o as never),
+  },
+  circuitBreaker: {
+    keys: ['failureRatio', 'samplingWindow', 'minThroughput', 'breakDuration', 'halfOpenMaxCalls'],
+    build: (o) => new CircuitBreakerStrategy(o as never),
+  },
+  adaptiveThrottle: {
+    keys: ['k', 'window', 'minThroughput'],
+    build: (o) => new AdaptiveThrottleStrategy(o as never),
+  },
+  retry: {
+    keys: ['maxAttempts', 'backoff', 'retryOn', 'budget'],
+    build: (o) => new RetryStrategy(o as never),
+  },
+  timeout: { keys: ['timeout'], build: (o) => new TimeoutStrategy(o as never) },
+});
+
+const TYPES = Object.keys(KINDS) as StrategyType[];
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Unknown keys and `null` values of one JSON object are violations. */
+function checkKeys(
+  v: OptionsValidator,
+  path: string,
+  o: Record<string, unknown>,
+  known: readonly string[],
+  what: string,
+): void {
+  for (const key of Object.keys(o)) {
+    const at = path === '' ? key : `${path}.${key}`;
+    if (!known.includes(key)) v.fail(at, `a known ${what} option (${known.join(', ')})`, o[key]);
+    else if (o[key] === null) v.fail(at, 'a value, or absent (null is not accepted)', null);
+  }
+}
+
+function buildStrategy(v: OptionsValidator, path: string, entry: unknown): Strategy | undefined {
+  if (!isRecord(entry)) {
+    v.fail(path, 'a strategy object { type, ...options }', entry);
+    return undefined;
+  }
+  const type = entry['type'];
+  if (typeof type !== 'string' || !(TYPES as string[]).includes(type)) {
+    v.fail(`${path}.type`, `one of ${TYPES.map((t) => `'${t}'`).join(', ')}`, type);
+    return undefined;
+  }
+  const kind = KINDS[type as StrategyType];
+  checkKeys(v, path, entry, ['type', ...kind.keys], type);
+  if (type === 'retry') {
+    if (isRecord(entry['backoff']))
+      checkKeys(v, `${path}.backoff`, entry['backoff'], BACKOFF_KEYS, 'backoff');
+    if (isRecord(entry['budget'])) checkKeys(v, `${path}.budget`, entry['budget'], BUDGET_KEYS, 'budget');
+  }
+  return v.nested(path, () => kind.build(entry));
+}
+
+function buildHedge(v: OptionsValidator, entry: unknown): HedgeStrategy | undefined {
+  if (entry === undefined) return undefined;
+  if (!isRecord(entry)) {
+    v.fail('hedge', 'a hedge object { delay, maxAttempts, ... }', entry);
+    return undefined;
+  }
+  const { type, ...rest } = entry;
+  if (type !== undefined) v.check(type === 'hedge', 'hedge.type', "'hedge' or absent", type);
+  checkKeys(v, 'hedge', rest, HEDGE_KEYS, 'hedge');
+  if (isRecord(rest['budget'])) checkKeys(v, 'hedge.budget', rest['budget'], BUDGET_KEYS, 'budget');
+  return v.nested('hedge', () => new HedgeStrategy(rest as never));
+}
+
+/** Builds and validates a policy from its JSON form; all violations in one `invalid_policy` error. */
+export function policyFromSpec(json: unknown): ResiliencePolicy {
+  const name = isRecord(json) ? json['name'] : undefined;
+  const named = typeof name === 'string' && name.trim() !== '';
+  const v = new OptionsValidator('policy spec', {
+    heading: named ? `Invalid policy spec '${name}'` : 'Invalid policy spec',
+    ...(named ? { policy: name } : {}),
+  });
+  const o = v.object('', json);
+  for (const key of Object.keys(o)) {
+    if (key === 'fallback')
+      v.fail(
+        'fallback',
+        'absent: a fallback is code and cannot be expressed in JSON (attach a FallbackStrategy in code)',
+        o[key],
+      );
+    else if (!(POLICY_KEYS as readonly string[]).includes(key))
+      v.fail(key, `a known policy field (${POLICY_KEYS.join(', ')})`, o[key]);
+  }
+  const raw = o['strategies'];
+  const built = Array.isArray(raw)
+    ? raw.map((entry: unknown, i) => buildStrategy(v, `strategies[${i}]`, entry))
+    : raw;
+  const hedge = buildHedge(v, o['hedge']);
+  checkPolicyParts(
+    v,
+    { name, strategies: built, fallback: undefined, hedge, failOpenOnStoreError: o['failOpenOnStoreError'] },
+    true,
+  );
+  v.throwIfInvalid();
+  return new ResiliencePolicy({
+    name: name as string,
+    strategies: built as Strategy[],
+    hedge,
+    ...(o['failOpenOnStoreError'] === undefined
+      ? {}
+      : { failOpenOnStoreError: o['failOpenOnStoreError'] as boolean }),
+  });
+}
+
+/** Copies defined fields only: JSON has no `undefined`. */
+function defined(record: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) if (value !== undefined) out[key] = value;
+  return out;
+}
+
+function budgetSpec(budget: RetryBudget): RetryBudgetSpec {
+  return { ratio: budget.options.ratio, minThroughput: budget.options.minThroughput };
+}
+
+function strategySpec(s: Strategy): StrategySpec {
+  switch (s.type) {
+    case 'retry': {
+      const { maxAttempts, backoff, retryOn, budget } = s.options;
+      return {
+        type: 'retry',
+        maxAttempts,
+        backoff: { ...backoff.options },
+        retryOn: [...retryOn],
+        ...(budget === undefined ? {} : { budget: budgetSpec(budget) }),
+      };
+    }
+    case 'bulkhead':
+    case 'adaptiveBulkhead':
+    case 'gradientBulkhead': {
+      const out = defined(s.options);
+      // Queue options are meaningless (and rejected) without a queue.
+      if (s.options.maxQueue === 0) for (const key of QUEUE_KEYS) if (key !== 'maxQueue') delete out[key];
+      return { type: s.type, ...out } as StrategySpec;
+    }
+    default:
+      return { type: s.type, ...defined(s.options) } as StrategySpec;
+  }
+}
+
+/**
+ * The JSON form of a policy: resolved options (durations in ms, defaults filled in), strategies in canonical order.
+ * The fallback is left out (see the file comment). `policyFromSpec(policyToSpec(p))` equals `p` otherwise.
+ */
+export function policyToSpec(policy: ResiliencePolicy): PolicySpec {
+  const spec: PolicySpec = { name: policy.name, strategies: policy.strategies.map(strategySpec) };
+  const hedge = policy.hedge;
+  if (hedge !== undefined) {
+    const { budget, ...rest } = hedge.options;
+    spec.hedge = {
+      ...(defined(rest) as unknown as HedgeOptions),
+      ...(budget === undefined ? {} : { budget: budgetSpec(budget) }),
+    };
+  }
+  spec.failOpenOnStoreError = policy.failOpenOnStoreError;
+  return spec;
+}
