@@ -1,0 +1,170 @@
+import fc from 'fast-check';
+import { CoDelQueue } from './codel-queue';
+import { Criticality } from './criticality';
+
+const { BEST_EFFORT, DEGRADED, NORMAL, CRITICAL } = Criticality;
+
+describe('CoDelQueue — adaptive LIFO', () => {
+  it('serves FIFO while calm and newest-first while congested (interval 100, no target)', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, adaptiveLifo: true });
+    queue.push('a', 0);
+    queue.push('b', 10);
+    queue.push('c', 20);
+    expect(queue.pop(50).item).toBe('a'); // 50 − 0 < 100: calm, FIFO
+    queue.push('d', 60);
+    expect(queue.pop(110).item).toBe('d'); // not empty since 0: congested, LIFO
+    expect(queue.pop(111).item).toBe('c');
+    expect(queue.pop(112).item).toBe('b'); // empties at 112
+    queue.push('e', 120);
+    queue.push('f', 130);
+    expect(queue.pop(140).item).toBe('e'); // calm again: FIFO
+  });
+
+  it('combined with CoDel: sheds the stale bottom of the stack and serves the newest', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100, adaptiveLifo: true });
+    queue.push('a', 0);
+    queue.push('b', 90);
+    queue.push('c', 105);
+    queue.push('d', 106);
+    // t=110: congested → allowance 10: a (110) and b (20) shed; c (5) and d (4) fit; d is newest.
+    expect(queue.pop(110)).toEqual({ item: 'd', shed: ['a', 'b'] });
+    expect(queue.pop(111)).toEqual({ item: 'c', shed: [] });
+  });
+});
+
+describe('CoDelQueue — prioritized allowances (target 20, interval 100)', () => {
+  it('scales the allowance by tier: ×0.25, ×0.5, ×1, ×2 — a hand-worked trace', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 20, interval: 100, prioritized: true });
+    queue.push('be', 0, BEST_EFFORT);
+    queue.push('n', 0, NORMAL);
+    queue.push('c', 10, CRITICAL);
+    // t=30, calm → base 100: BEST_EFFORT may wait 25 (waited 30 → shed), NORMAL 100, CRITICAL 200.
+    expect(queue.pop(30)).toEqual({ item: 'n', shed: ['be'] });
+    queue.push('d', 40, DEGRADED);
+    // t=120, congested (not empty since 0) → base 20: DEGRADED may wait 10 (80 → shed), CRITICAL 40 (110 → shed).
+    expect(queue.pop(120)).toEqual({ shed: ['d', 'c'] });
+    expect(queue.size).toBe(0);
+  });
+
+  it('lets a CRITICAL waiter outlast a NORMAL one under congestion', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 20, interval: 100, prioritized: true });
+    queue.push('first', 0, NORMAL); // keeps the queue non-empty from t=0
+    queue.push('n', 170, NORMAL);
+    queue.push('c', 170, CRITICAL);
+    // t=200: congested → NORMAL allowance 20 (first waited 200, n 30 → both shed), CRITICAL 40 (30 → served).
+    expect(queue.pop(200)).toEqual({ item: 'c', shed: ['first', 'n'] });
+  });
+
+  it('serves in arrival order across tiers, not by criticality', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, prioritized: true });
+    queue.push('n', 0, NORMAL);
+    queue.push('c', 1, CRITICAL);
+    queue.push('be', 2, BEST_EFFORT);
+    expect([queue.pop(3).item, queue.pop(3).item, queue.pop(3).item]).toEqual(['n', 'c', 'be']);
+  });
+});
+
+describe('CoDelQueue — displacement when full', () => {
+  it('displaces the lowest-criticality waiter, oldest among equals, only for a strictly higher arrival', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 2, prioritized: true });
+    expect(queue.push('x', 0, BEST_EFFORT)).toEqual({ ok: true });
+    expect(queue.push('y', 1, NORMAL)).toEqual({ ok: true });
+    expect(queue.push('z', 2, NORMAL)).toEqual({ ok: true, displaced: 'x' });
+    expect(queue.push('w', 3, NORMAL)).toEqual({ ok: false }); // equal criticality never displaces
+    expect(queue.push('v', 4, CRITICAL)).toEqual({ ok: true, displaced: 'y' }); // oldest NORMAL goes
+    expect(queue.size).toBe(2);
+    expect(queue.pop(5).item).toBe('z');
+    expect(queue.pop(5).item).toBe('v');
+  });
+
+  it('rejects a BEST_EFFORT arrival at a full queue', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 1, prioritized: true });
+    queue.push('a', 0, BEST_EFFORT);
+    expect(queue.push('b', 0, BEST_EFFORT)).toEqual({ ok: false });
+  });
+
+  it('remove() finds waiters in any tier', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 5, prioritized: true });
+    queue.push('a', 0, CRITICAL);
+    queue.push('b', 0, DEGRADED);
+    expect(queue.remove('b')).toBe(true);
+    expect(queue.remove('a')).toBe(true);
+    expect(queue.size).toBe(0);
+    expect(queue.congested(1000)).toBe(false);
+  });
+});
+
+describe('CoDelQueue — properties', () => {
+  type Op =
+    | { kind: 'push'; gap: number; criticality: Criticality }
+    | { kind: 'pop'; gap: number }
+    | { kind: 'remove'; pick: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({
+      kind: fc.constant('push' as const),
+      gap: fc.integer({ min: 0, max: 60 }),
+      criticality: fc.constantFrom(BEST_EFFORT, DEGRADED, NORMAL, CRITICAL),
+    }),
+    fc.record({ kind: fc.constant('pop' as const), gap: fc.integer({ min: 0, max: 60 }) }),
+    fc.record({ kind: fc.constant('remove' as const), pick: fc.nat() }),
+  );
+  const config = fc.record({
+    maxSize: fc.integer({ min: 0, max: 12 }),
+    target: fc.option(fc.integer({ min: 0, max: 99 }), { nil: undefined }),
+    adaptiveLifo: fc.boolean(),
+    prioritized: fc.boolean(),
+  });
+
+  it('accounts for every item exactly once, never exceeds maxSize, and serves within the allowance', () => {
+    fc.assert(
+      fc.property(config, fc.array(op, { maxLength: 200 }), (c, ops) => {
+        const queue = new CoDelQueue<number>({ ...c, interval: 100 });
+        const queued = new Map<number, { at: number; criticality: Criticality }>();
+        const served: number[] = [];
+        let now = 0;
+        let next = 0;
+        for (const o of ops) {
+          if (o.kind === 'push') {
+            now += o.gap;
+            const id = next++;
+            const result = queue.push(id, now, o.criticality);
+            if (result.ok) {
+              queued.set(id, { at: now, criticality: o.criticality });
+              if (result.displaced !== undefined) {
+                expect(c.prioritized).toBe(true);
+                expect(queued.get(result.displaced)!.criticality).toBeLessThan(o.criticality);
+                queued.delete(result.displaced);
+              }
+            }
+          } else if (o.kind === 'pop') {
+            now += o.gap;
+            const { item, shed } = queue.pop(now);
+            for (const s of shed) {
+              expect(c.target).toBeDefined();
+              expect(queued.delete(s)).toBe(true);
+            }
+            if (item !== undefined) {
+              const entry = queued.get(item)!;
+              const scale = c.prioritized ? [0.25, 0.5, 1, 2][entry.criticality]! : 1;
+              if (c.target !== undefined) expect(now - entry.at).toBeLessThanOrEqual(100 * scale);
+              expect(queued.delete(item)).toBe(true);
+              served.push(item);
+            } else {
+              expect(queue.size).toBe(0);
+            }
+          } else {
+            const ids = [...queued.keys()];
+            if (ids.length === 0) continue;
+            const id = ids[o.pick % ids.length]!;
+            expect(queue.remove(id)).toBe(true);
+            queued.delete(id);
+          }
+          expect(queue.size).toBe(queued.size);
+          expect(queue.size).toBeLessThanOrEqual(c.maxSize);
+        }
+        if (!c.adaptiveLifo)
+          for (let i = 1; i < served.length; i++) expect(served[i]!).toBeGreaterThan(served[i - 1]!);
+      }),
+    );
+  });
+});

@@ -1,0 +1,154 @@
+import { CoDelQueue } from './codel-queue';
+import { Criticality, isCriticality } from './criticality';
+
+const { CRITICAL } = Criticality;
+
+describe('Criticality', () => {
+  it('is the frozen SPEC §11.4 object', () => {
+    expect(Criticality).toEqual({ BEST_EFFORT: 0, DEGRADED: 1, NORMAL: 2, CRITICAL: 3 });
+    expect(Object.isFrozen(Criticality)).toBe(true);
+    expect([0, 1, 2, 3].every(isCriticality)).toBe(true);
+    expect([4, -1, 1.5, '2', undefined].some(isCriticality)).toBe(false);
+  });
+});
+
+describe('CoDelQueue — options', () => {
+  it('resolves defaults and freezes them', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 4 });
+    expect(queue.options).toEqual({
+      maxSize: 4,
+      target: undefined,
+      interval: 100,
+      adaptiveLifo: false,
+      prioritized: false,
+    });
+    expect(Object.isFrozen(queue.options)).toBe(true);
+  });
+
+  it('reports every violation in one RangeError', () => {
+    expect(() => new CoDelQueue({ maxSize: -1, target: 200, interval: 100 })).toThrow(
+      'CoDelQueue: maxSize must be an integer ≥ 0, got -1; target must be a finite number of ms ≥ 0 and < interval, got 200',
+    );
+    expect(
+      () =>
+        new CoDelQueue({
+          maxSize: 1.5,
+          interval: 0,
+          adaptiveLifo: 'yes' as unknown as boolean,
+          prioritized: 1 as unknown as boolean,
+        }),
+    ).toThrow(
+      'CoDelQueue: maxSize must be an integer ≥ 0, got 1.5; interval must be a finite number of ms > 0, got 0; ' +
+        'adaptiveLifo must be a boolean, got "yes"; prioritized must be a boolean, got 1',
+    );
+  });
+
+  it('rejects a criticality outside 0…3 at push', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 4 });
+    expect(() => queue.push('a', 0, 7 as Criticality)).toThrow(
+      'CoDelQueue.push: criticality must be 0, 1, 2 or 3, got 7',
+    );
+    expect(queue.size).toBe(0);
+  });
+});
+
+describe('CoDelQueue — FIFO', () => {
+  it('serves in arrival order and rejects when full', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 3 });
+    expect(queue.push('a', 0)).toEqual({ ok: true });
+    expect(queue.push('b', 1)).toEqual({ ok: true });
+    expect(queue.push('c', 2)).toEqual({ ok: true });
+    expect(queue.push('d', 3, CRITICAL)).toEqual({ ok: false }); // not prioritized: criticality is ignored
+    expect(queue.size).toBe(3);
+    expect(queue.pop(1000).item).toBe('a'); // no target: nothing is ever shed
+    expect(queue.pop(1000).item).toBe('b');
+    expect(queue.pop(1000)).toEqual({ item: 'c', shed: [] });
+    const empty = queue.pop(1000);
+    expect(empty.item).toBeUndefined();
+    expect(empty.shed).toEqual([]);
+    expect(Object.isFrozen(empty.shed)).toBe(true);
+  });
+
+  it('admits nothing with maxSize 0', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 0, prioritized: true });
+    expect(queue.push('a', 0, CRITICAL)).toEqual({ ok: false });
+  });
+
+  it('grows past its initial ring capacity and wraps correctly', () => {
+    const queue = new CoDelQueue<number>({ maxSize: 100 });
+    let next = 0;
+    let expected = 0;
+    for (let round = 0; round < 10; round++) {
+      for (let i = 0; i < 37; i++) queue.push(next++, 0);
+      for (let i = 0; i < 30; i++) expect(queue.pop(0).item).toBe(expected++);
+    }
+    expect(queue.size).toBe(70);
+  });
+
+  it('remove() takes out a waiter by identity', () => {
+    const queue = new CoDelQueue<{ id: string }>({ maxSize: 5 });
+    const [a, b, c] = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
+    for (const w of [a, b, c]) queue.push(w, 0);
+    expect(queue.remove(b)).toBe(true);
+    expect(queue.remove(b)).toBe(false);
+    expect(queue.remove({ id: 'a' })).toBe(false);
+    expect(queue.size).toBe(2);
+    expect(queue.pop(0).item).toBe(a);
+    expect(queue.pop(0).item).toBe(c);
+  });
+
+  it('forEach() visits waiters with their enqueue times, oldest first', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 5 });
+    queue.push('a', 3);
+    queue.push('b', 7);
+    const seen: Array<[string, number]> = [];
+    queue.forEach((item, at) => seen.push([item, at]));
+    expect(seen).toEqual([
+      ['a', 3],
+      ['b', 7],
+    ]);
+  });
+});
+
+describe('CoDelQueue — congestion and CoDel shedding (target 10, interval 100)', () => {
+  it('is congested only after a full interval without being empty', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 10 });
+    expect(queue.congested(500)).toBe(false); // empty
+    queue.push('a', 0);
+    expect(queue.congested(99)).toBe(false);
+    expect(queue.congested(100)).toBe(true);
+    queue.pop(100);
+    expect(queue.congested(100)).toBe(false); // emptied at 100
+    queue.push('b', 150);
+    expect(queue.congested(249)).toBe(false);
+    expect(queue.congested(250)).toBe(true);
+  });
+
+  it('sheds by interval while calm and by target once congested — a hand-worked trace', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100 });
+    queue.push('a', 0); // empty before: lastEmptyAt = 0
+    queue.push('b', 50);
+    // t=60: not congested (60 < 100) → allowance 100; a waited 60 → served.
+    expect(queue.pop(60)).toEqual({ item: 'a', shed: [] });
+    queue.push('c', 120);
+    queue.push('d', 130);
+    // t=125: not empty since 0 → congested → allowance 10; b waited 75 → shed; c waited 5 → served.
+    expect(queue.pop(125)).toEqual({ item: 'c', shed: ['b'] });
+    // t=150: d waited 20 > 10 → shed; the queue empties (lastEmptyAt = 150), nothing to serve.
+    const last = queue.pop(150);
+    expect(last).toEqual({ shed: ['d'] });
+    expect(last.item).toBeUndefined();
+    expect(queue.size).toBe(0);
+    // A fresh burst is calm again: allowance back to the interval.
+    queue.push('e', 160);
+    expect(queue.pop(200)).toEqual({ item: 'e', shed: [] });
+  });
+
+  it('sheds only a sojourn that exceeds the allowance, not one equal to it', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100 });
+    queue.push('a', 0);
+    queue.push('b', 90);
+    // t=100: congested; a waited 100 > 10 → shed; b waited exactly 10 → served.
+    expect(queue.pop(100)).toEqual({ item: 'b', shed: ['a'] });
+  });
+});
