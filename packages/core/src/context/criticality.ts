@@ -1,4 +1,4 @@
-import { Criticality } from '@ballast/codel';
+import { Criticality, isCriticality } from '@ballast/codel';
 import { ResilienceError } from '../errors/resilience-error';
 import { contextStorage } from './context-storage';
 import type { ContextFrame } from './context-storage';
@@ -10,18 +10,16 @@ import type { ContextFrame } from './context-storage';
  */
 export { Criticality };
 
-const LEVELS: readonly number[] = Object.freeze(Object.values(Criticality));
-
 /**
  * Runs `fn` with `level` as the ambient criticality for everything it awaits. An explicit override, not
  * tighten-only: a handler may mark background work BEST_EFFORT or a health probe CRITICAL. An unknown level is a
  * `configuration` error (a typo must not silently become NORMAL).
  */
 export function bindCriticality<T>(level: Criticality, fn: () => T): T {
-  if (!LEVELS.includes(level)) {
+  if (!isCriticality(level)) {
     throw new ResilienceError({
       kind: 'configuration',
-      message: `Invalid criticality: expected one of ${LEVELS.join(', ')} (Criticality.BEST_EFFORT … CRITICAL), got ${String(level)}`,
+      message: `Invalid criticality: expected 0, 1, 2 or 3 (Criticality.BEST_EFFORT … CRITICAL), got ${String(level)}`,
       details: { value: level },
     });
   }
