@@ -1,0 +1,284 @@
+import { CoDelQueue, Criticality, isCriticality } from '@ballast/codel';
+import type { LatencyDigestStore, StateKey } from '../stores/ports';
+import type {
+  ResolvedAdaptiveBulkheadOptions,
+  ResolvedBulkheadOptions,
+  ResolvedGradientBulkheadOptions,
+  ResolvedQueueOptions,
+} from '../strategies/types';
+import type { Clock } from '../time/clock';
+import type { Admission, BulkheadHooks, BulkheadOutcome, ParkedAdmission } from './admission';
+import {
+  bulkheadFull,
+  bulkheadShed,
+  deadlineExceeded,
+  errorOrigin,
+  type ErrorOrigin,
+} from './bulkhead-errors';
+import {
+  AimdLimitController,
+  FixedLimitController,
+  GradientLimitController,
+  type ControllerDeps,
+  type LimitController,
+} from './limit-controllers';
+
+/**
+ * The one admission machinery behind all three bulkhead kinds (SPEC §4 "Bulkheads"): a counting semaphore whose
+ * limit comes from a {@link LimitController}, with a `CoDelQueue` of parked waiters (Fail at Scale: bounded,
+ * time-aware queues; CoDel sojourn shedding decided at dequeue; adaptive LIFO; criticality tiers).
+ *
+ * No timers: shedding is decided when a slot frees up (`pop`), deadlines are checked when a waiter is woken, and
+ * the executor's own deadline/abort handling calls `cancel()`. Invariant after every public call:
+ * `waiting > 0 ⇒ inUse ≥ limit` — so a newcomer can never overtake a parked waiter, and no slot idles while
+ * someone waits.
+ */
+export interface BulkheadRuntime {
+  /** Integer current limit. */
+  readonly limit: number;
+  /** Slots held. May exceed `limit` after a shrink: in-flight work is never evicted. */
+  readonly inUse: number;
+  /** Parked waiters. */
+  readonly waiting: number;
+  /** Releases that found no slot held and were ignored (a double release never frees a slot). */
+  readonly overReleases: number;
+  /**
+   * Synchronous fast path (`true`, nothing allocated) when a slot is free and nobody waits; a `ResilienceError`
+   * value when rejected; otherwise a {@link ParkedAdmission}. `deadline` is absolute, on the runtime's clock.
+   * `criticality` is 0 (BEST_EFFORT) … 3 (CRITICAL), anything else counts as NORMAL; it matters only with
+   * `prioritized`.
+   */
+  acquire(criticality: number, deadline: number | undefined): Admission | ParkedAdmission;
+  /**
+   * Exactly once per admission. `latency` = ms from admission to completion on the runtime's clock. A release
+   * when no slot is held is ignored and counted in `overReleases`.
+   */
+  release(latency: number, outcome: BulkheadOutcome): void;
+}
+
+export type BulkheadStrategyConfig =
+  | { readonly type: 'bulkhead'; readonly options: ResolvedBulkheadOptions }
+  | { readonly type: 'adaptiveBulkhead'; readonly options: ResolvedAdaptiveBulkheadOptions }
+  | { readonly type: 'gradientBulkhead'; readonly options: ResolvedGradientBulkheadOptions };
+
+export interface BulkheadRuntimeDeps {
+  readonly clock: Clock;
+  readonly key: StateKey;
+  readonly digest: LatencyDigestStore;
+  readonly policy: string;
+  readonly route: string | undefined;
+  readonly hooks: BulkheadHooks;
+}
+
+/** Builds the runtime of one `(policy, route)` key for a bulkhead strategy. */
+export function createBulkheadRuntime(
+  strategy: BulkheadStrategyConfig,
+  deps: BulkheadRuntimeDeps,
+): BulkheadRuntime {
+  return new QueuedBulkhead(strategy.options, deps, (controllerDeps) => {
+    switch (strategy.type) {
+      case 'bulkhead':
+        return new FixedLimitController(strategy.options);
+      case 'adaptiveBulkhead':
+        return new AimdLimitController(strategy.options, controllerDeps);
+      case 'gradientBulkhead':
+        return new GradientLimitController(strategy.options);
+    }
+  });
+}
+
+const QUEUED = 0;
+const GRANTED = 1;
+const SETTLED = 2; // rejected, or cancelled
+type WaiterState = typeof QUEUED | typeof GRANTED | typeof SETTLED;
+
+/** A parked caller. Also the queue item, so parking allocates one object and one promise. */
+class Waiter implements ParkedAdmission {
+  readonly result: Promise<Admission>;
+  state: WaiterState = QUEUED;
+  settle!: (admission: Admission) => void;
+
+  constructor(
+    private readonly owner: QueuedBulkhead,
+    readonly criticality: number,
+    readonly deadline: number | undefined,
+    readonly enqueuedAt: number,
+  ) {
+    this.result = new Promise<Admission>((resolve) => {
+      this.settle = resolve;
+    });
+  }
+
+  cancel(): void {
+    this.owner.cancelWaiter(this);
+  }
+}
+
+/** Calls a hook, swallowing its errors: a throwing listener must not leave a waiter unsettled or a slot leaked. */
+function callHook<A extends unknown[]>(hook: ((...args: A) => void) | undefined, ...args: A): void {
+  if (hook === undefined) return;
+  try {
+    hook(...args);
+  } catch {
+    // deliberately ignored: bookkeeping has already been done and must stay consistent
+  }
+}
+
+/** @internal Exported for tests that drive the limit directly; production code uses {@link createBulkheadRuntime}. */
+export class QueuedBulkhead implements BulkheadRuntime {
+  readonly #clock: Clock;
+  readonly #hooks: BulkheadHooks;
+  readonly #origin: ErrorOrigin;
+  readonly #queue: CoDelQueue<Waiter> | undefined;
+  readonly #maxQueue: number;
+  readonly #prioritized: boolean;
+  readonly #controller: LimitController;
+  #limit: number;
+  #inUse = 0;
+  #overReleases = 0;
+
+  constructor(
+    queue: ResolvedQueueOptions,
+    deps: BulkheadRuntimeDeps,
+    makeController: (deps: ControllerDeps) => LimitController,
+  ) {
+    this.#clock = deps.clock;
+    this.#hooks = deps.hooks;
+    this.#origin = errorOrigin(deps.policy, deps.route);
+    this.#maxQueue = queue.maxQueue;
+    this.#prioritized = queue.prioritized;
+    this.#queue =
+      queue.maxQueue < 1
+        ? undefined
+        : new CoDelQueue<Waiter>({
+            maxSize: queue.maxQueue,
+            ...(queue.queueTarget === undefined ? {} : { target: queue.queueTarget }),
+            interval: queue.queueInterval,
+            adaptiveLifo: queue.queueAdaptiveLifo,
+            prioritized: queue.prioritized,
+          });
+    this.#controller = makeController({
+      clock: deps.clock,
+      key: deps.key,
+      digest: deps.digest,
+      onAsyncChange: () => {
+        this.#syncLimit();
+        this.#drain();
+      },
+      onStoreError: (error) => callHook(this.#hooks.onStoreError, error),
+    });
+    this.#limit = this.#controller.limit;
+  }
+
+  get limit(): number {
+    return this.#limit;
+  }
+  get inUse(): number {
+    return this.#inUse;
+  }
+  get waiting(): number {
+    return this.#queue === undefined ? 0 : this.#queue.size;
+  }
+  get overReleases(): number {
+    return this.#overReleases;
+  }
+
+  acquire(criticality: number, deadline: number | undefined): Admission | ParkedAdmission {
+    const queue = this.#queue;
+    if (queue === undefined) {
+      if (this.#inUse < this.#limit) {
+        this.#inUse++;
+        return true;
+      }
+      return bulkheadFull(this.#origin, this.#limit, this.#inUse, 0);
+    }
+    const size = queue.size;
+    if (size === 0 && this.#inUse < this.#limit) {
+      this.#inUse++;
+      return true;
+    }
+    // Without priorities a full queue can only refuse: answer before allocating a waiter.
+    if (size >= this.#maxQueue && !this.#prioritized) {
+      return bulkheadFull(this.#origin, this.#limit, this.#inUse, size);
+    }
+    const now = this.#clock.now();
+    // Already past its deadline: it would only be failed at wake, after taking a queue place (or displacing a
+    // live lower-tier waiter) in the meantime.
+    if (deadline !== undefined && now >= deadline) return deadlineExceeded(this.#origin, deadline, now);
+    // Out-of-range levels count as NORMAL rather than throwing out of the admission path.
+    const level = isCriticality(criticality) ? criticality : Criticality.NORMAL;
+    const waiter = new Waiter(this, level, deadline, now);
+    const pushed = queue.push(waiter, now, level);
+    if (!pushed.ok) return bulkheadFull(this.#origin, this.#limit, this.#inUse, queue.size);
+    if (pushed.displaced !== undefined) this.#shed(pushed.displaced, now);
+    return waiter;
+  }
+
+  release(latency: number, outcome: BulkheadOutcome): void {
+    const inflight = this.#inUse;
+    if (inflight <= 0) {
+      this.#overReleases++;
+      return;
+    }
+    this.#inUse = inflight - 1;
+    this.#controller.sample(latency, outcome, inflight);
+    this.#syncLimit();
+    this.#drain();
+  }
+
+  /** @internal Called by {@link Waiter.cancel}. */
+  cancelWaiter(waiter: Waiter): void {
+    if (waiter.state === QUEUED) {
+      waiter.state = SETTLED;
+      this.#queue?.remove(waiter);
+    } else if (waiter.state === GRANTED) {
+      // The grant and the abort raced within one tick: the caller never saw `true`, so give the slot back
+      // (no latency sample) and let the next waiter have it.
+      waiter.state = SETTLED;
+      this.#inUse--;
+      this.#drain();
+    }
+  }
+
+  /** Reads the controller's limit; reports a change. Never evicts: a shrink only stops new admissions. */
+  #syncLimit(): void {
+    const next = this.#controller.limit;
+    if (next === this.#limit) return;
+    this.#limit = next;
+    callHook(this.#hooks.onLimit, next);
+  }
+
+  /**
+   * Hands free slots to waiters in the order the queue serves them. CoDel sheds are decided by this very pop
+   * (Fail at Scale: "decided at dequeue"), so shed waiters are rejected at the time of the pop that shed them. A
+   * waiter found past its deadline is failed and its slot goes to the next one.
+   */
+  #drain(): void {
+    const queue = this.#queue;
+    if (queue === undefined || queue.size === 0 || this.#inUse >= this.#limit) return;
+    const now = this.#clock.now();
+    while (this.#inUse < this.#limit && queue.size > 0) {
+      const { item, shed } = queue.pop(now);
+      for (let i = 0; i < shed.length; i++) this.#shed(shed[i]!, now);
+      if (item === undefined) {
+        if (shed.length === 0) break; // defensive: a queue that yields nothing must not spin us
+        continue;
+      }
+      if (item.deadline !== undefined && now >= item.deadline) {
+        item.state = SETTLED;
+        item.settle(deadlineExceeded(this.#origin, item.deadline, now));
+        continue;
+      }
+      this.#inUse++;
+      item.state = GRANTED;
+      item.settle(true);
+    }
+  }
+
+  #shed(waiter: Waiter, now: number): void {
+    const sojourn = now - waiter.enqueuedAt;
+    waiter.state = SETTLED;
+    waiter.settle(bulkheadShed(this.#origin, waiter.criticality, sojourn));
+    callHook(this.#hooks.onShed, waiter.criticality, sojourn);
+  }
+}
