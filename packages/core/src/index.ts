@@ -1,1 +1,116 @@
-export {};
+// @ballast/core — curated public API. Internal modules (executor, bulkhead runtime, validator) are not exported.
+
+// Executor and control plane
+export { Resilience } from './resilience';
+export type { ResilienceOptions } from './resilience';
+export type { CallContext, RunOptions, Fallback, Classifier, ResilienceAdmin } from './resilience-types';
+export type { ResilienceStateSnapshot } from './admin/snapshot';
+
+// Policies
+export { ResiliencePolicy } from './policy/resilience-policy';
+export type { ResiliencePolicyOptions } from './policy/resilience-policy';
+export { BUILTIN_POLICIES } from './policy/builtin-policies';
+export { policyFromSpec, policyToSpec } from './policy/policy-spec';
+export type { PolicySpec, StrategySpec } from './policy/policy-spec';
+
+// Strategies
+export { RateLimitStrategy } from './strategies/rate-limit-strategy';
+export { BulkheadStrategy } from './strategies/bulkhead-strategy';
+export { AdaptiveBulkheadStrategy } from './strategies/adaptive-bulkhead-strategy';
+export { GradientBulkheadStrategy } from './strategies/gradient-bulkhead-strategy';
+export { CircuitBreakerStrategy } from './strategies/circuit-breaker-strategy';
+export { AdaptiveThrottleStrategy } from './strategies/adaptive-throttle-strategy';
+export { RetryStrategy } from './strategies/retry-strategy';
+export type { RetryOptions, ResolvedRetryOptions } from './strategies/retry-strategy';
+export { BackoffStrategy } from './strategies/backoff-strategy';
+export { RetryBudget, RetryBudgetState } from './strategies/retry-budget';
+export { TimeoutStrategy } from './strategies/timeout-strategy';
+export { HedgeStrategy } from './strategies/hedge-strategy';
+export type { HedgeStrategyOptions, ResolvedHedgeStrategyOptions } from './strategies/hedge-strategy';
+export { FallbackStrategy } from './strategies/fallback-strategy';
+export type { FallbackOptions, ResolvedFallbackOptions } from './strategies/fallback-strategy';
+export type { Strategy, AnyBulkheadStrategy } from './strategies/strategy';
+export type {
+  Duration,
+  StrategyType,
+  JitterMode,
+  RetryableKind,
+  RateLimitOptions,
+  ResolvedRateLimitOptions,
+  QueueOptions,
+  ResolvedQueueOptions,
+  BulkheadOptions,
+  ResolvedBulkheadOptions,
+  AdaptiveBulkheadOptions,
+  ResolvedAdaptiveBulkheadOptions,
+  GradientBulkheadOptions,
+  ResolvedGradientBulkheadOptions,
+  CircuitBreakerOptions,
+  ResolvedCircuitBreakerOptions,
+  AdaptiveThrottleOptions,
+  ResolvedAdaptiveThrottleOptions,
+  BackoffOptions,
+  ResolvedBackoffOptions,
+  RetryBudgetOptions,
+  ResolvedRetryBudgetOptions,
+  TimeoutOptions,
+  ResolvedTimeoutOptions,
+  HedgeOptions,
+  ResolvedHedgeOptions,
+} from './strategies/types';
+
+// Errors and classification
+export {
+  ResilienceError,
+  isResilienceError,
+  ErrorCode,
+  EXCEPTION_KINDS,
+  RETRYABLE_KINDS,
+} from './errors/resilience-error';
+export type { ExceptionKind, ResilienceErrorInit } from './errors/resilience-error';
+export { classify, retryAfterOf, composeClassifier } from './errors/classify';
+export { outcomeClass } from './errors/outcome-class';
+export type { OutcomeClass } from './errors/outcome-class';
+
+// Time, context
+export { systemClock } from './time/clock';
+export type { Clock, TimerHandle, Random } from './time/clock';
+export { parseDuration } from './time/duration';
+export { withDeadline, remainingTime } from './context/deadline';
+export { bindCriticality, currentCriticality, Criticality } from './context/criticality';
+export { currentSignal } from './context/context-storage';
+
+// Events
+export { EventType } from './events';
+export type {
+  ResilienceEvent,
+  ResilienceEventType,
+  ResilienceListener,
+  CallOutcome,
+  StoreName,
+} from './events';
+
+// Stores
+export { stateKey, BREAKER_BUCKETS } from './stores/ports';
+export type {
+  MaybePromise,
+  StateKey,
+  BreakerState,
+  BreakerParams,
+  BreakerAdmission,
+  BreakerOutcome,
+  BreakerPermit,
+  BreakerRecordResult,
+  BreakerSnapshot,
+  BreakerTransition,
+  CircuitBreakerStore,
+  RateLimitParams,
+  RateLimitResult,
+  RateLimitStore,
+  DigestParams,
+  LatencyDigestStore,
+  ResilienceStores,
+} from './stores/ports';
+export { InMemoryCircuitBreakerStore } from './stores/in-memory-circuit-breaker-store';
+export { InMemoryRateLimitStore } from './stores/in-memory-rate-limit-store';
+export { InMemoryLatencyDigestStore } from './stores/in-memory-latency-digest-store';

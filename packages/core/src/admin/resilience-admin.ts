@@ -1,0 +1,123 @@
+import { ErrorCode, ResilienceError } from '../errors/resilience-error';
+import { ResiliencePolicy } from '../policy/resilience-policy';
+import { policyFromSpec } from '../policy/policy-spec';
+import type { Engine } from '../executor/engine';
+import { hedgeDelayOf } from '../executor/hedge';
+import type { KeyState, PolicyRuntime } from '../executor/policy-runtime';
+import type { ResilienceAdmin } from '../resilience-types';
+import type { ResilienceStateSnapshot } from './snapshot';
+
+/** What the control plane may touch of a `Resilience` (its registry of policy runtimes), and nothing else. */
+export interface AdminHost {
+  readonly engine: Engine;
+  runtime(name: string): PolicyRuntime | undefined;
+  runtimes(): PolicyRuntime[];
+  replace(policy: ResiliencePolicy): void;
+}
+
+function unknownPolicy(name: unknown): ResilienceError {
+  return new ResilienceError({
+    kind: 'configuration',
+    code: ErrorCode.UNKNOWN_POLICY,
+    message: `Unknown policy '${String(name)}'`,
+    details: { policy: name },
+  });
+}
+
+/** The keys an operation addresses: one route, or (no route) every route the policy has seen. */
+function keysOf(pr: PolicyRuntime, route: string | undefined, routeGiven: boolean): KeyState[] {
+  return routeGiven ? [pr.key(route)] : [...pr.keys.values()];
+}
+
+export function createAdmin(host: AdminHost): ResilienceAdmin {
+  const need = (name: string): PolicyRuntime => {
+    const pr = host.runtime(name);
+    if (pr === undefined) throw unknownPolicy(name);
+    return pr;
+  };
+
+  const snapshot = async (pr: PolicyRuntime, ks: KeyState): Promise<ResilienceStateSnapshot> => {
+    const e = host.engine;
+    const now = e.clock.now();
+    const policy = pr.policy;
+    const snap: {
+      -readonly [K in keyof ResilienceStateSnapshot]: ResilienceStateSnapshot[K];
+    } = { policy: policy.name, route: ks.key.route, forcedOpen: ks.forcedOpen };
+    if (pr.breakerParams !== undefined) {
+      try {
+        const b = await e.breakerStore.inspect(ks.key, pr.breakerParams, now);
+        snap.breaker = { state: b.state, failureRatio: b.failureRatio, calls: b.calls };
+      } catch {
+        const b = await e.breakerLocal.inspect(ks.key, pr.breakerParams, now);
+        snap.breaker = { state: b.state, failureRatio: b.failureRatio, calls: b.calls };
+      }
+    }
+    if (ks.bulkhead !== undefined) {
+      snap.concurrencyLimit = ks.bulkhead.limit;
+      snap.inUse = ks.bulkhead.inUse;
+      snap.waiting = ks.bulkhead.waiting;
+    }
+    if (policy.hedge !== undefined) snap.hedgeDelay = hedgeDelayOf({ pr, ks });
+    if (pr.rateParams !== undefined) {
+      try {
+        snap.rateLimitTokens = await e.rateStore.tokens(ks.key, pr.rateParams, now);
+      } catch {
+        snap.rateLimitTokens = await e.rateLocal.tokens(ks.key, pr.rateParams, now);
+      }
+    }
+    if (ks.throttle !== undefined) snap.throttleRejectionProbability = ks.throttle.rejectionProbability(now);
+    return snap;
+  };
+
+  return Object.freeze({
+    async inspect(filter: { policy?: string } = {}): Promise<ResilienceStateSnapshot[]> {
+      const runtimes = filter.policy === undefined ? host.runtimes() : [need(filter.policy)];
+      const out: ResilienceStateSnapshot[] = [];
+      for (const pr of runtimes) for (const ks of pr.keys.values()) out.push(await snapshot(pr, ks));
+      return out;
+    },
+
+    async forceOpen(policy: string, route?: string): Promise<void> {
+      const pr = need(policy);
+      if (route === undefined) pr.forcedAll = true;
+      for (const ks of keysOf(pr, route, route !== undefined)) ks.forcedOpen = true;
+    },
+
+    async clearForcedOpen(policy: string, route?: string): Promise<void> {
+      const pr = need(policy);
+      if (route === undefined) pr.forcedAll = false;
+      for (const ks of keysOf(pr, route, route !== undefined)) ks.forcedOpen = false;
+    },
+
+    async resetBreaker(policy: string, route?: string): Promise<void> {
+      const pr = need(policy);
+      if (pr.breakerParams === undefined) return;
+      const e = host.engine;
+      for (const ks of keysOf(pr, route, route !== undefined)) {
+        const now = e.clock.now();
+        await e.breakerLocal.reset(ks.key, now);
+        if (e.breakerStore !== e.breakerLocal) await e.breakerStore.reset(ks.key, now);
+        if (ks.breakerState !== 'closed' && e.listening) {
+          e.emit({
+            type: 'breaker_state',
+            policy: pr.policy.name,
+            route: ks.key.route,
+            from: ks.breakerState,
+            to: 'closed',
+          });
+        }
+        ks.breakerState = 'closed';
+      }
+    },
+
+    async retune(policyOrSpec: unknown): Promise<void> {
+      const policy = policyOrSpec instanceof ResiliencePolicy ? policyOrSpec : policyFromSpec(policyOrSpec);
+      need(policy.name);
+      host.replace(policy);
+    },
+
+    async policies(): Promise<string[]> {
+      return host.runtimes().map((pr) => pr.policy.name);
+    },
+  });
+}

@@ -1,0 +1,106 @@
+import { ResilienceError } from '../errors/resilience-error';
+import type { Invocation } from './invocation';
+import { Lane } from './lane';
+import { runPipeline } from './pipeline';
+
+/** The abort reason a losing hedged attempt sees: distinct from a timeout or the caller's own reason. */
+function hedgeLost(policy: string, route: string | undefined): ResilienceError {
+  return new ResilienceError({
+    kind: 'internal',
+    code: 'hedge_lost',
+    message: 'Another hedged attempt won',
+    policy,
+    ...(route === undefined ? {} : { route }),
+  });
+}
+
+/** Current hedge delay: the observed quantile of primary latency, clamped, or the fixed delay until warm. */
+export function hedgeDelayOf(inv: Pick<Invocation, 'pr' | 'ks'>): number {
+  const h = inv.pr.policy.hedge!.options;
+  const q = inv.ks.hedgeLatency?.value();
+  if (q === undefined) return h.delay;
+  return Math.min(h.delayMax ?? Infinity, Math.max(h.delayMin ?? 0, q));
+}
+
+/**
+ * Hedging (Dean & Barroso, "The Tail at Scale", 2013): when the primary is still running after the delay, start
+ * another attempt through the same pipeline, up to `maxAttempts`; the first success wins and the others are aborted.
+ * Hedges fire on slowness only — a failure never triggers one — and when every started attempt has failed, the last
+ * error is the call's.
+ */
+export function runHedged(inv: Invocation): Promise<boolean> {
+  const e = inv.engine;
+  const h = inv.pr.policy.hedge!.options;
+  const delay = hedgeDelayOf(inv);
+  const lanes: Lane[] = [];
+  inv.lanes = lanes;
+  const started = e.clock.now();
+  return new Promise<boolean>((resolve) => {
+    let running = 0;
+    let launched = 1;
+    let finished = false;
+    let timer: unknown;
+    let last: Lane = inv;
+
+    const finish = (winner: Lane | undefined): void => {
+      finished = true;
+      if (timer !== undefined) e.clock.clearTimeout(timer);
+      timer = undefined;
+      inv.wake = undefined;
+      const reason = winner === undefined ? undefined : hedgeLost(inv.policyName, inv.route);
+      if (winner !== undefined) {
+        if (winner !== inv) inv.cancel(reason);
+        for (const l of lanes) if (l !== winner) l.cancel(reason);
+      }
+      if (winner === undefined) {
+        if (last !== inv) {
+          inv.error = last.error;
+          inv.rejected = last.rejected;
+        }
+        resolve(false);
+        return;
+      }
+      if (winner !== inv) {
+        inv.value = winner.value;
+        if (e.listening) {
+          e.emit({
+            type: 'hedge_won',
+            policy: inv.policyName,
+            route: inv.route,
+            attempt: lanes.indexOf(winner) + 2,
+          });
+        }
+      }
+      resolve(true);
+    };
+
+    const launch = (lane: Lane): void => {
+      running++;
+      void runPipeline(inv, lane).then((ok) => {
+        running--;
+        if (lane === inv && !inv.callerCancelled) inv.ks.hedgeLatency?.add(e.clock.now() - started);
+        if (finished) return;
+        if (ok) return finish(lane);
+        last = lane;
+        if (running === 0) finish(undefined);
+      });
+    };
+
+    const fire = (): void => {
+      timer = undefined;
+      if (finished || inv.callerCancelled) return;
+      const budget = inv.ks.hedgeBudget;
+      if (budget !== undefined && !budget.tryWithdraw()) return;
+      const lane = new Lane();
+      lanes.push(lane);
+      launched++;
+      if (e.listening)
+        e.emit({ type: 'hedge_attempt', policy: inv.policyName, route: inv.route, attempt: launched, delay });
+      launch(lane);
+      if (launched < h.maxAttempts) timer = e.clock.setTimeout(fire, delay);
+    };
+
+    launch(inv);
+    if (!finished && h.maxAttempts > 1) timer = e.clock.setTimeout(fire, delay);
+  });
+}

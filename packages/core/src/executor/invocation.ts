@@ -1,0 +1,211 @@
+import { currentFrame } from '../context/context-storage';
+import { ErrorCode, ResilienceError } from '../errors/resilience-error';
+import type { CallOutcome } from '../events';
+import type { BreakerOutcome, BreakerPermit, BreakerRecordResult, BreakerState } from '../stores/ports';
+import type { Clock } from '../time/clock';
+import type { CallContext, Fallback, RunOptions } from '../resilience-types';
+import { AttemptContext } from './attempt-context';
+import { isPromiseLike, type Engine } from './engine';
+import { runHedged } from './hedge';
+import { Lane } from './lane';
+import { runPipeline } from './pipeline';
+import type { KeyState, PolicyRuntime } from './policy-runtime';
+import { REJECTION_CODES, rejection } from './rejections';
+
+/**
+ * One logical call: deadline and caller cancellation, the hedge (if any) over lanes, the fallback, and the `call`
+ * event. The invocation is itself the primary lane, so an unhedged call allocates one object for all of it.
+ */
+export class Invocation extends Lane {
+  readonly policyName: string;
+  readonly route: string | undefined;
+  /** Absolute deadline on the engine clock, if the call runs under `withDeadline`. */
+  readonly deadline: number | undefined;
+  /** The ambient deadline as bound (with its own clock), passed on unchanged to the attempt frames. */
+  readonly frameDeadline: number | undefined;
+  readonly frameClock: Clock | undefined;
+  readonly criticality: number | undefined;
+  /** Whether anything can cancel the call from outside (caller signal, deadline, hedge). */
+  readonly cancellable: boolean;
+  /** Set when the caller's signal or the deadline ended the call. */
+  callerCancelled = false;
+  /** Hedged lanes besides this one. */
+  lanes: Lane[] | undefined = undefined;
+  readonly #hedging: boolean;
+
+  constructor(
+    readonly engine: Engine,
+    readonly pr: PolicyRuntime,
+    readonly ks: KeyState,
+    readonly fn: (ctx: CallContext) => unknown,
+    readonly opts: RunOptions<unknown>,
+  ) {
+    super();
+    this.policyName = pr.policy.name;
+    this.route = opts.route;
+    const frame = currentFrame();
+    this.criticality = frame?.criticality;
+    this.frameDeadline = frame?.deadline;
+    this.frameClock = frame?.deadlineClock;
+    if (frame?.deadline !== undefined && frame.deadlineClock !== undefined) {
+      this.deadline = engine.clock.now() + (frame.deadline - frame.deadlineClock.now());
+    } else {
+      this.deadline = undefined;
+    }
+    this.#hedging = pr.policy.hedge !== undefined && opts.hedge !== false;
+    this.cancellable = opts.signal !== undefined || this.deadline !== undefined || this.#hedging;
+  }
+
+  async start(): Promise<unknown> {
+    const e = this.engine;
+    const started = e.clock.now();
+    const signal = this.opts.signal;
+    if (signal?.aborted) {
+      this.#emitCall('cancelled', started, undefined);
+      throw signal.reason;
+    }
+    if (this.deadline !== undefined && this.deadline <= started) {
+      const err = rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route);
+      this.#emitCall('failure', started, err.code);
+      throw err;
+    }
+    let onAbort: (() => void) | undefined;
+    if (signal !== undefined) {
+      onAbort = () => this.cancelAll(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    let deadlineTimer: unknown;
+    if (this.deadline !== undefined) {
+      deadlineTimer = e.clock.setTimeout(
+        () => this.cancelAll(rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route)),
+        this.deadline - started,
+      );
+    }
+    const ks = this.ks;
+    ks.inflight++;
+    ks.retryBudget?.onCall();
+    ks.hedgeBudget?.onCall();
+    try {
+      const ok = this.#hedging ? await runHedged(this) : await runPipeline(this, this);
+      if (ok) {
+        this.#emitCall('success', started, undefined);
+        return this.value;
+      }
+      const error = this.callerCancelled ? this.cancelReason : this.error;
+      if (!(this.callerCancelled && signal?.aborted)) {
+        const fallback = (this.opts.fallback ?? this.pr.policy.fallback?.options.fallback) as
+          Fallback<unknown> | undefined;
+        if (fallback !== undefined) {
+          const kind = e.classify(error);
+          const on = this.opts.fallback !== undefined ? undefined : this.pr.policy.fallback?.options.on;
+          if (on === undefined || on.includes(kind)) {
+            if (e.listening)
+              e.emit({ type: 'fallback', policy: this.policyName, route: this.route, error, kind });
+            const value = await fallback(error, this.#fallbackContext());
+            this.#emitCall('success', started, undefined);
+            return value;
+          }
+        }
+      }
+      this.#emitCall(this.#failureOutcome(error), started, codeOf(error, e));
+      throw error;
+    } finally {
+      ks.inflight--;
+      if (onAbort !== undefined) signal!.removeEventListener('abort', onAbort);
+      if (deadlineTimer !== undefined) e.clock.clearTimeout(deadlineTimer);
+    }
+  }
+
+  /** Caller abort or deadline: every lane stops now and releases what it holds. */
+  cancelAll(reason: unknown): void {
+    if (this.callerCancelled) return;
+    this.callerCancelled = true;
+    this.cancel(reason);
+    if (this.lanes !== undefined) for (const l of this.lanes) l.cancel(reason);
+  }
+
+  attemptTimeout(attempt: number, timeout: number): ResilienceError {
+    const e = this.engine;
+    if (e.listening)
+      e.emit({ type: 'attempt_timeout', policy: this.policyName, route: this.route, attempt, timeout });
+    return new ResilienceError({
+      kind: 'infrastructure',
+      code: ErrorCode.ATTEMPT_TIMEOUT,
+      message: `Attempt ${attempt} timed out after ${timeout} ms`,
+      policy: this.policyName,
+      ...(this.route === undefined ? {} : { route: this.route }),
+    });
+  }
+
+  breakerTransition(from: BreakerState, to: BreakerState): void {
+    if (this.engine.listening) {
+      this.engine.emit({ type: 'breaker_state', policy: this.policyName, route: this.route, from, to });
+    }
+  }
+
+  /** Reports a breaker outcome; a remote store is not awaited (the call's result is already known). */
+  recordBreaker(local: boolean, permit: BreakerPermit, outcome: BreakerOutcome): void {
+    const e = this.engine;
+    const bp = this.pr.breakerParams!;
+    const ks = this.ks;
+    const store = local ? e.breakerLocal : e.breakerStore;
+    const onResult = (r: BreakerRecordResult): void => {
+      ks.breakerState = r.state;
+      if (r.transition !== undefined) this.breakerTransition(r.transition.from, r.transition.to);
+    };
+    const onError = (err: unknown): void => {
+      if (e.listening) {
+        e.emit({
+          type: 'store_degraded',
+          policy: this.policyName,
+          route: this.route,
+          store: 'circuitBreaker',
+          error: err,
+        });
+      }
+    };
+    try {
+      const r = store.record(ks.key, bp, permit, outcome, e.clock.now());
+      if (isPromiseLike(r)) r.then(onResult, onError);
+      else onResult(r);
+    } catch (err) {
+      onError(err);
+    }
+  }
+
+  #failureOutcome(error: unknown): CallOutcome {
+    if (this.callerCancelled) return 'cancelled';
+    if (this.rejected || (error instanceof ResilienceError && REJECTION_CODES.has(error.code)))
+      return 'rejected';
+    return 'failure';
+  }
+
+  #fallbackContext(): CallContext {
+    return (
+      this.ctx ??
+      new AttemptContext(
+        this.attempts,
+        this.policyName,
+        this.route,
+        this.frameDeadline,
+        this.frameClock,
+        this.criticality,
+      )
+    );
+  }
+
+  #emitCall(outcome: CallOutcome, started: number, code: string | undefined): void {
+    const e = this.engine;
+    if (!e.listening) return;
+    const duration = e.clock.now() - started;
+    e.emit(
+      code === undefined
+        ? { type: 'call', policy: this.policyName, route: this.route, outcome, duration }
+        : { type: 'call', policy: this.policyName, route: this.route, outcome, duration, code },
+    );
+  }
+}
+
+function codeOf(error: unknown, e: Engine): string {
+  return error instanceof ResilienceError ? error.code : e.classify(error);
+}

@@ -1,0 +1,37 @@
+import type { AttemptContext } from './attempt-context';
+
+/**
+ * One pass through the policy pipeline (rate limit → bulkhead → breaker | throttle → retry → timeout). A call has
+ * one lane, plus one per hedged attempt. Outcomes are values on the lane (`ok`, `value`, `error`); only the outer
+ * `run` throws.
+ *
+ * Every wait of a lane (bulkhead queue, backoff sleep, attempt) registers `wake`, so cancelling the lane settles
+ * whatever it is waiting for at once — the executor never waits for a function that ignores its signal.
+ */
+export class Lane {
+  value: unknown = undefined;
+  error: unknown = undefined;
+  /** Set when `error` is a rejection a Ballast strategy raised (counted as `rejected`, not `failure`). */
+  rejected = false;
+  cancelled = false;
+  /** Set when a store failed and the in-process store answered instead (fail-open). */
+  degraded = false;
+  cancelReason: unknown = undefined;
+  /** The attempt running now, whose signal a cancellation aborts. */
+  ctx: AttemptContext | undefined = undefined;
+  /** Attempts started on this lane (ctx.attempt of the last one). */
+  attempts = 0;
+  /** Settles the current wait with a cancellation; cleared when the wait ends. */
+  wake: ((reason: unknown) => void) | undefined = undefined;
+
+  /** Cancels this lane once: aborts the running attempt's signal and ends its current wait. */
+  cancel(reason: unknown): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.cancelReason = reason;
+    this.ctx?.abort(reason);
+    const w = this.wake;
+    this.wake = undefined;
+    if (w !== undefined) w(reason);
+  }
+}

@@ -1,0 +1,150 @@
+import { AdaptiveThrottle } from '@ballast/sre-throttle';
+import { WindowedP2Quantile } from '@ballast/p2-quantile';
+import type { ResiliencePolicy } from '../policy/resilience-policy';
+import { RetryBudgetState } from '../strategies/retry-budget';
+import { createBulkheadRuntime, type BulkheadHooks, type BulkheadRuntime } from '../bulkhead';
+import {
+  stateKey,
+  type BreakerParams,
+  type BreakerState,
+  type DigestParams,
+  type LatencyDigestStore,
+  type RateLimitParams,
+  type StateKey,
+} from '../stores/ports';
+import type { Clock } from '../time/clock';
+
+/** What a key's runtime needs from its `Resilience`. */
+export interface KeyDeps {
+  readonly clock: Clock;
+  readonly digest: LatencyDigestStore;
+  /** Hooks for a key's bulkhead (events), built per key. */
+  bulkheadHooks(policy: string, route: string | undefined): BulkheadHooks;
+  /** Called when an idle key is evicted, so stores can forget it. */
+  evicted(key: StateKey): void;
+}
+
+/**
+ * Per-(policy, route) state that lives in process: adaptive limits, queues, throttle window, budgets and the hedge
+ * latency estimator. Breaker and rate-limit state live in stores (possibly shared by a fleet).
+ */
+export class KeyState {
+  readonly key: StateKey;
+  /** Calls of this key still running (an idle key may be evicted). */
+  inflight = 0;
+  /** Second-chance bit of the CLOCK eviction: set on use, cleared by the eviction sweep. */
+  touched = true;
+  forcedOpen = false;
+  /** Last breaker state this process saw; an open breaker's key is never evicted. */
+  breakerState: BreakerState = 'closed';
+  readonly bulkhead: BulkheadRuntime | undefined;
+  readonly throttle: AdaptiveThrottle | undefined;
+  readonly retryBudget: RetryBudgetState | undefined;
+  readonly hedgeBudget: RetryBudgetState | undefined;
+  readonly hedgeLatency: WindowedP2Quantile | undefined;
+
+  constructor(policy: ResiliencePolicy, route: string | undefined, deps: KeyDeps) {
+    this.key = stateKey(policy.name, route);
+    const b = policy.bulkhead;
+    this.bulkhead =
+      b === undefined
+        ? undefined
+        : createBulkheadRuntime(b, {
+            clock: deps.clock,
+            key: this.key,
+            digest: deps.digest,
+            policy: policy.name,
+            route,
+            hooks: deps.bulkheadHooks(policy.name, route),
+          });
+    const t = policy.adaptiveThrottle?.options;
+    this.throttle =
+      t === undefined
+        ? undefined
+        : new AdaptiveThrottle({ k: t.k, window: t.window, minThroughput: t.minThroughput });
+    const rb = policy.retry?.options.budget;
+    this.retryBudget = rb === undefined ? undefined : new RetryBudgetState(rb.options);
+    const h = policy.hedge;
+    const hb = h?.options.budget;
+    this.hedgeBudget = hb === undefined ? undefined : new RetryBudgetState(hb.options);
+    const q = h?.options.adaptiveDelayQuantile;
+    this.hedgeLatency = q === undefined ? undefined : new WindowedP2Quantile(q, { window: 512 });
+  }
+
+  /** An idle key can be dropped without losing anything that matters. */
+  get evictable(): boolean {
+    return this.inflight === 0 && !this.forcedOpen && this.breakerState === 'closed';
+  }
+}
+
+/**
+ * One registered policy and its keys. Retune replaces the whole runtime (fresh adaptive state); calls in flight keep
+ * the `KeyState` they captured and finish on it (SPEC §6).
+ */
+export class PolicyRuntime {
+  readonly keys = new Map<string | undefined, KeyState>();
+  /** Route-less force-open: every route, including ones first seen later. */
+  forcedAll = false;
+  readonly breakerParams: BreakerParams | undefined;
+  readonly rateParams: RateLimitParams | undefined;
+  readonly digestParams: DigestParams | undefined;
+
+  constructor(
+    readonly policy: ResiliencePolicy,
+    readonly maxKeys: number,
+    readonly deps: KeyDeps,
+  ) {
+    const cb = policy.circuitBreaker?.options;
+    this.breakerParams =
+      cb === undefined
+        ? undefined
+        : Object.freeze({
+            failureRatio: cb.failureRatio,
+            samplingWindow: cb.samplingWindow,
+            minThroughput: cb.minThroughput,
+            breakDuration: cb.breakDuration,
+            halfOpenMaxCalls: cb.halfOpenMaxCalls,
+          });
+    const rl = policy.rateLimit?.options;
+    this.rateParams =
+      rl === undefined ? undefined : Object.freeze({ permits: rl.permits, per: rl.per, burst: rl.burst });
+    const ab = policy.bulkhead?.type === 'adaptiveBulkhead' ? policy.bulkhead.options : undefined;
+    this.digestParams =
+      ab?.latencyQuantile === undefined
+        ? undefined
+        : Object.freeze({ quantile: ab.latencyQuantile, window: ab.window });
+  }
+
+  /** The state of `route`, created on first use; the least recently used idle key is evicted past `maxKeys`. */
+  key(route: string | undefined): KeyState {
+    let ks = this.keys.get(route);
+    if (ks !== undefined) {
+      ks.touched = true;
+      return ks;
+    }
+    if (this.keys.size >= this.maxKeys) this.#evictOne();
+    ks = new KeyState(this.policy, route, this.deps);
+    if (this.forcedAll) ks.forcedOpen = true;
+    this.keys.set(route, ks);
+    return ks;
+  }
+
+  /**
+   * CLOCK (second-chance) eviction over insertion order: amortised O(1) and no per-call reordering. Keys that are
+   * busy, forced open or whose breaker is not closed are never evicted; if every key is pinned the map grows.
+   */
+  #evictOne(): void {
+    for (let pass = 0; pass < 2; pass++) {
+      for (const [route, ks] of this.keys) {
+        if (!ks.evictable) continue;
+        if (ks.touched && pass === 0) {
+          ks.touched = false;
+          continue;
+        }
+        this.keys.delete(route);
+        this.deps.evicted(ks.key);
+        return;
+      }
+    }
+  }
+}

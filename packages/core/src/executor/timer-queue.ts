@@ -1,0 +1,110 @@
+import type { Clock, TimerHandle } from '../time/clock';
+
+/**
+ * One clock timer shared by every pending attempt timeout of a `Resilience` (SPEC §2 "Hot path").
+ *
+ * Timeouts of one duration expire in the order they were scheduled, so each duration keeps a FIFO doubly-linked
+ * list: add and cancel are O(1) and allocate one small entry (reused by the caller where possible). A single clock
+ * timer is armed for the earliest head; when no entry is left it is disarmed, so an idle `Resilience` holds no timer
+ * (SPEC §11.13).
+ */
+export class TimerEntry {
+  /** Absolute expiry on the queue's clock. */
+  at = 0;
+  prev: TimerEntry | undefined = undefined;
+  next: TimerEntry | undefined = undefined;
+  list: TimerList | undefined = undefined;
+  constructor(readonly fire: () => void) {}
+}
+
+class TimerList {
+  head: TimerEntry | undefined = undefined;
+  tail: TimerEntry | undefined = undefined;
+  constructor(readonly duration: number) {}
+}
+
+export class TimerQueue {
+  readonly #clock: Clock;
+  readonly #lists = new Map<number, TimerList>();
+  #size = 0;
+  #armedAt = Infinity;
+  #handle: TimerHandle = undefined;
+  readonly #onTimer = (): void => this.#expire();
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Schedules `entry` to fire after `duration` ms. The entry must not be queued already. */
+  add(entry: TimerEntry, duration: number): void {
+    let list = this.#lists.get(duration);
+    if (list === undefined) {
+      list = new TimerList(duration);
+      this.#lists.set(duration, list);
+    }
+    entry.at = this.#clock.now() + duration;
+    entry.list = list;
+    entry.next = undefined;
+    entry.prev = list.tail;
+    if (list.tail === undefined) list.head = entry;
+    else list.tail.next = entry;
+    list.tail = entry;
+    this.#size++;
+    if (entry.at < this.#armedAt) this.#arm(entry.at);
+  }
+
+  /** Removes a queued entry; a no-op for an entry that already fired or was cancelled. */
+  cancel(entry: TimerEntry): void {
+    const list = entry.list;
+    if (list === undefined) return;
+    this.#unlink(list, entry);
+    if (this.#size === 0) this.#disarm();
+  }
+
+  #unlink(list: TimerList, entry: TimerEntry): void {
+    if (entry.prev === undefined) list.head = entry.next;
+    else entry.prev.next = entry.next;
+    if (entry.next === undefined) list.tail = entry.prev;
+    else entry.next.prev = entry.prev;
+    entry.prev = entry.next = entry.list = undefined;
+    this.#size--;
+    if (list.head === undefined) this.#lists.delete(list.duration);
+  }
+
+  #arm(at: number): void {
+    if (this.#handle !== undefined) this.#clock.clearTimeout(this.#handle);
+    this.#armedAt = at;
+    this.#handle = this.#clock.setTimeout(this.#onTimer, Math.max(0, at - this.#clock.now()));
+  }
+
+  #disarm(): void {
+    if (this.#handle !== undefined) this.#clock.clearTimeout(this.#handle);
+    this.#handle = undefined;
+    this.#armedAt = Infinity;
+  }
+
+  #expire(): void {
+    this.#handle = undefined;
+    this.#armedAt = Infinity;
+    const now = this.#clock.now();
+    // Collect first, then fire: a fired callback may add or cancel entries.
+    const due: TimerEntry[] = [];
+    for (const list of this.#lists.values()) {
+      while (list.head !== undefined && list.head.at <= now) {
+        const e = list.head;
+        this.#unlink(list, e);
+        due.push(e);
+      }
+    }
+    for (const e of due) e.fire();
+    if (this.#size === 0) return;
+    let earliest = Infinity;
+    for (const list of this.#lists.values())
+      if (list.head !== undefined && list.head.at < earliest) earliest = list.head.at;
+    if (earliest < this.#armedAt) this.#arm(earliest);
+  }
+}

@@ -1,0 +1,221 @@
+import { ErrorCode, ResilienceError } from './errors/resilience-error';
+import { composeClassifier } from './errors/classify';
+import type { ResilienceEvent, ResilienceListener } from './events';
+import { ResiliencePolicy } from './policy/resilience-policy';
+import { BUILTIN_POLICIES } from './policy/builtin-policies';
+import { InMemoryCircuitBreakerStore } from './stores/in-memory-circuit-breaker-store';
+import { InMemoryLatencyDigestStore } from './stores/in-memory-latency-digest-store';
+import { InMemoryRateLimitStore } from './stores/in-memory-rate-limit-store';
+import type { ResilienceStores, StateKey } from './stores/ports';
+import { systemClock, type Clock, type Random } from './time/clock';
+import type { CallContext, Classifier, ResilienceAdmin, RunOptions } from './resilience-types';
+import type { BulkheadHooks } from './bulkhead';
+import type { Engine } from './executor/engine';
+import { Invocation } from './executor/invocation';
+import { PolicyRuntime, type KeyDeps } from './executor/policy-runtime';
+import { rejection } from './executor/rejections';
+import { TimerQueue } from './executor/timer-queue';
+import { createAdmin, type AdminHost } from './admin/resilience-admin';
+
+export interface ResilienceOptions {
+  /** Your policies; a policy named like a built-in ('transient', 'occ') replaces it. */
+  readonly policies?: readonly ResiliencePolicy[];
+  readonly stores?: ResilienceStores;
+  readonly clock?: Clock;
+  readonly random?: Random;
+  /** Extends the default classification (return undefined to defer to it). */
+  readonly classify?: Classifier;
+  /** Per-policy bound on (policy, route) keys; idle keys are evicted least-recently-used first. Default 4096. */
+  readonly maxKeysPerPolicy?: number;
+}
+
+/**
+ * The executor and control plane (SPEC §4–§6): runs functions through named policies, keeps per-(policy, route)
+ * state, emits typed events and exposes `admin` for operators.
+ */
+export class Resilience {
+  readonly clock: Clock;
+  readonly admin: ResilienceAdmin;
+  readonly #engine: Engine & KeyDeps;
+  readonly #policies = new Map<string, PolicyRuntime>();
+  #listeners: readonly ResilienceListener[] = [];
+  readonly #maxKeys: number;
+
+  constructor(options: ResilienceOptions = {}) {
+    const violations: string[] = [];
+    const policies = options.policies ?? [];
+    if (!Array.isArray(policies))
+      violations.push(`policies must be an array of ResiliencePolicy, got ${typeof policies}`);
+    const seen = new Set<string>();
+    policies.forEach((p, i) => {
+      if (!(p instanceof ResiliencePolicy))
+        violations.push(`policies[${i}] must be a ResiliencePolicy, got ${describe(p)}`);
+      else if (seen.has(p.name))
+        violations.push(`policies[${i}].name must be unique, got a second '${p.name}'`);
+      else seen.add(p.name);
+    });
+    const maxKeys = options.maxKeysPerPolicy ?? 4096;
+    if (!Number.isInteger(maxKeys) || maxKeys < 1) {
+      violations.push(`maxKeysPerPolicy must be an integer ≥ 1, got ${String(maxKeys)}`);
+    }
+    if (options.random !== undefined && typeof options.random !== 'function') {
+      violations.push(`random must be a function returning [0, 1), got ${describe(options.random)}`);
+    }
+    if (violations.length > 0) {
+      throw new ResilienceError({
+        kind: 'configuration',
+        code: ErrorCode.INVALID_POLICY,
+        message: `Invalid Resilience options: ${violations.join('; ')}`,
+        details: { violations },
+      });
+    }
+    this.#maxKeys = maxKeys;
+    this.clock = options.clock ?? systemClock;
+    const stores = options.stores ?? {};
+    const breakerLocal = new InMemoryCircuitBreakerStore();
+    const rateLocal = new InMemoryRateLimitStore();
+    const digestLocal = new InMemoryLatencyDigestStore();
+    const engine: Engine & KeyDeps = {
+      clock: this.clock,
+      random: options.random ?? Math.random,
+      classify: composeClassifier(options.classify),
+      timers: new TimerQueue(this.clock),
+      listening: false,
+      emit: (event) => this.#emit(event),
+      breakerStore: stores.circuitBreaker ?? breakerLocal,
+      breakerLocal,
+      rateStore: stores.rateLimit ?? rateLocal,
+      rateLocal,
+      digest: stores.latencyDigest ?? digestLocal,
+      bulkheadHooks: (policy, route) => this.#bulkheadHooks(policy, route),
+      evicted: (key: StateKey) => {
+        breakerLocal.evict(key);
+        rateLocal.evict(key);
+        digestLocal.evict(key);
+        stores.circuitBreaker?.evict?.(key);
+        stores.rateLimit?.evict?.(key);
+        stores.latencyDigest?.evict?.(key);
+      },
+    };
+    this.#engine = engine;
+    for (const p of BUILTIN_POLICIES) this.#policies.set(p.name, new PolicyRuntime(p, maxKeys, engine));
+    for (const p of policies) this.#policies.set(p.name, new PolicyRuntime(p, maxKeys, engine));
+    const host: AdminHost = {
+      engine,
+      runtime: (name) => this.#policies.get(name),
+      runtimes: () => [...this.#policies.values()],
+      replace: (policy) => {
+        const old = this.#policies.get(policy.name)!;
+        const next = new PolicyRuntime(policy, this.#maxKeys, engine);
+        next.forcedAll = old.forcedAll;
+        for (const [route, ks] of old.keys) if (ks.forcedOpen) next.key(route).forcedOpen = true;
+        this.#policies.set(policy.name, next);
+      },
+    };
+    this.admin = createAdmin(host);
+  }
+
+  /**
+   * Runs `fn` through the named policy. `fn` receives `{ signal, attempt, policy, route }`; the promise settles with
+   * its value, the fallback's value, or the error that ended the call (a `ResilienceError` for Ballast's own
+   * rejections and timeouts, the caller's abort reason when the caller aborted).
+   */
+  run<T>(fn: (ctx: CallContext) => T | Promise<T>, options: RunOptions<T>): Promise<T> {
+    const pr = this.#policies.get(options.policy);
+    if (pr === undefined) {
+      return Promise.reject(
+        new ResilienceError({
+          kind: 'configuration',
+          code: ErrorCode.UNKNOWN_POLICY,
+          message: `Unknown policy '${String(options.policy)}'`,
+          details: { policy: options.policy },
+        }),
+      );
+    }
+    const ks = pr.key(options.route);
+    if (ks.forcedOpen) {
+      const err = rejection('infrastructure', ErrorCode.FORCED_OPEN, pr.policy.name, options.route);
+      const e = this.#engine;
+      if (e.listening) {
+        e.emit({ type: 'rejected', policy: pr.policy.name, route: options.route, code: err.code });
+        e.emit({
+          type: 'call',
+          policy: pr.policy.name,
+          route: options.route,
+          outcome: 'rejected',
+          duration: 0,
+          code: err.code,
+        });
+      }
+      return Promise.reject(err);
+    }
+    return new Invocation(
+      this.#engine,
+      pr,
+      ks,
+      fn as (ctx: CallContext) => unknown,
+      options,
+    ).start() as Promise<T>;
+  }
+
+  /** Subscribes to every event; returns the unsubscribe function. With no listener nothing is built. */
+  on(listener: ResilienceListener): () => void {
+    if (typeof listener !== 'function')
+      throw new TypeError(`listener must be a function, got ${describe(listener)}`);
+    this.#listeners = [...this.#listeners, listener];
+    this.#engine.listening = true;
+    let subscribed = true;
+    return () => {
+      if (!subscribed) return;
+      subscribed = false;
+      this.#listeners = this.#listeners.filter((l) => l !== listener);
+      this.#engine.listening = this.#listeners.length > 0;
+    };
+  }
+
+  /** The policy registered under `name` (after any retune), or undefined. */
+  policy(name: string): ResiliencePolicy | undefined {
+    return this.#policies.get(name)?.policy;
+  }
+
+  /** Drops every listener. Ballast holds no timer while no call is running, so nothing else needs stopping. */
+  dispose(): void {
+    this.#listeners = [];
+    this.#engine.listening = false;
+  }
+
+  #emit(event: ResilienceEvent): void {
+    for (const l of this.#listeners) {
+      try {
+        l(event);
+      } catch (err) {
+        // A faulty listener must never break the call it observes.
+        process.emitWarning(
+          `Ballast event listener threw on '${event.type}': ${String(err)}`,
+          'BallastListenerWarning',
+        );
+      }
+    }
+  }
+
+  #bulkheadHooks(policy: string, route: string | undefined): BulkheadHooks {
+    const e = this.#engine;
+    return {
+      onLimit: (limit) => {
+        if (e.listening) e.emit({ type: 'bulkhead_limit', policy, route, limit });
+      },
+      onShed: (criticality, sojourn) => {
+        if (e.listening) e.emit({ type: 'bulkhead_shed', policy, route, criticality, sojourn });
+      },
+      onStoreError: (error) => {
+        if (e.listening) e.emit({ type: 'store_degraded', policy, route, store: 'latencyDigest', error });
+      },
+    };
+  }
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (typeof v === 'object') return (v as object).constructor?.name ?? 'object';
+  return typeof v === 'string' ? `'${v}'` : `${typeof v} ${String(v)}`;
+}
