@@ -1,0 +1,122 @@
+import { OptionProblems } from './option-checks';
+
+/** Options of {@link AdaptiveThrottle}. Durations are milliseconds. @public */
+export interface AdaptiveThrottleOptions {
+  /** Multiplier: the throttle lets through about `k` requests per accepted one (≥ 1, default 2). */
+  readonly k?: number;
+  /** Length of the counting window in ms; the counts reset when it elapses (> 0, default 120 000). */
+  readonly window?: number;
+  /** Requests in the window below which nothing is rejected (≥ 0, default 10). */
+  readonly minThroughput?: number;
+}
+
+/** Resolved, frozen options of an {@link AdaptiveThrottle}. @public */
+export interface ResolvedAdaptiveThrottleOptions {
+  readonly k: number;
+  readonly window: number;
+  readonly minThroughput: number;
+}
+
+/** Defaults of {@link AdaptiveThrottleOptions} (SPEC §3). @public */
+export const DEFAULT_ADAPTIVE_THROTTLE_OPTIONS: ResolvedAdaptiveThrottleOptions = Object.freeze({
+  k: 2,
+  window: 120_000,
+  minThroughput: 10,
+});
+
+const isFiniteNumber = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+
+/**
+ * Client-side adaptive throttling from Google's _Site Reliability Engineering_ (O'Reilly 2016), ch. 21 "Handling
+ * Overload": each client counts its `requests` and the backend's `accepts`, and rejects locally with probability
+ *
+ *     p = max(0, (requests − k·accepts) / (requests + 1))
+ *
+ * Why it works: in steady state the client sends about `k·accepts` requests (`requests·(1 − p) ≈ k·accepts`), so an
+ * overloaded backend sees at most `k` times what it can accept instead of the full retry storm, while a healthy
+ * backend (`accepts ≈ requests`) sees no local rejections at all. `k = 2` wastes at most one request per accepted
+ * one; a larger `k` reacts later but lets more through.
+ *
+ * Counts live in a window that resets `window` ms after it opened (at the first call, or the first call after the
+ * previous window elapsed). Below `minThroughput` requests in the window the probability is 0, so a handful of early
+ * failures cannot shut the client down.
+ *
+ * Usage: before each call, `shouldReject(now, random01)`. When it returns true, do not make the call — the shed call
+ * has already been counted as a request (it is one: the caller wanted it). Otherwise make the call and report it
+ * once with `record(now, accepted)`. Never call `record` for a call that `shouldReject` shed.
+ * `record` and `shouldReject` allocate nothing.
+ * @public
+ */
+export class AdaptiveThrottle {
+  readonly options: ResolvedAdaptiveThrottleOptions;
+  private requestCount = 0;
+  private acceptCount = 0;
+  private windowStart = -Infinity;
+
+  constructor(options: AdaptiveThrottleOptions = {}) {
+    const d = DEFAULT_ADAPTIVE_THROTTLE_OPTIONS;
+    const k = options.k ?? d.k;
+    const window = options.window ?? d.window;
+    const minThroughput = options.minThroughput ?? d.minThroughput;
+    new OptionProblems('AdaptiveThrottle')
+      .check(isFiniteNumber(k) && k >= 1, 'k', 'a finite number ≥ 1', k)
+      .check(isFiniteNumber(window) && window > 0, 'window', 'a finite number of ms > 0', window)
+      .check(
+        isFiniteNumber(minThroughput) && minThroughput >= 0,
+        'minThroughput',
+        'a finite number ≥ 0',
+        minThroughput,
+      )
+      .throwIfAny();
+    this.options = Object.freeze({ k, window, minThroughput });
+  }
+
+  /** Probability in [0, 1) that the next call is rejected locally at `now`. */
+  rejectionProbability(now: number): number {
+    this.roll(now);
+    const requests = this.requestCount;
+    if (requests < this.options.minThroughput) return 0;
+    const p = (requests - this.options.k * this.acceptCount) / (requests + 1);
+    return p > 0 ? p : 0;
+  }
+
+  /**
+   * Decides whether to shed the next call: true when `random01 < rejectionProbability(now)`. A shed call is counted
+   * as a request here; the caller must not `record` it.
+   */
+  shouldReject(now: number, random01: number): boolean {
+    if (random01 < this.rejectionProbability(now)) {
+      this.requestCount++;
+      return true;
+    }
+    return false;
+  }
+
+  /** Records a call that was made: `accepted` when the backend handled it (a healthy outcome). */
+  record(now: number, accepted: boolean): void {
+    this.roll(now);
+    this.requestCount++;
+    if (accepted) this.acceptCount++;
+  }
+
+  /** Requests counted in the window current at `now` (made and shed). */
+  requests(now: number): number {
+    this.roll(now);
+    return this.requestCount;
+  }
+
+  /** Accepted requests counted in the window current at `now`. */
+  accepts(now: number): number {
+    this.roll(now);
+    return this.acceptCount;
+  }
+
+  /** Opens a fresh window when the current one has lasted `window` ms. */
+  private roll(now: number): void {
+    if (now - this.windowStart >= this.options.window) {
+      this.windowStart = now;
+      this.requestCount = 0;
+      this.acceptCount = 0;
+    }
+  }
+}
