@@ -72,7 +72,7 @@ describe('ResiliencePolicy', () => {
   });
 
   it('does not keep a reference to the caller array', () => {
-    const list = [retry];
+    const list: (RetryStrategy | TimeoutStrategy)[] = [retry];
     const p = new ResiliencePolicy({ name: 'p', strategies: list });
     list.push(timeout);
     expect(p.strategies).toEqual([retry]);
