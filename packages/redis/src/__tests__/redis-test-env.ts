@@ -1,0 +1,56 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+
+/** Where the tests' Redis listens (REDIS_URL, else the project machines' local Redis). */
+export const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+/** In CI the Redis tests are required: an unreachable Redis fails them instead of leaving them out. */
+export const REDIS_REQUIRED = process.env['CI'] === 'true';
+
+/**
+ * Whether Redis answers PING, decided synchronously at load (Jest collects tests synchronously) by a tiny child
+ * process, so a developer without Redis still gets a green run of everything else.
+ */
+export const REDIS_REACHABLE: boolean = (() => {
+  const probe = `
+    const { Redis } = require('ioredis');
+    const r = new Redis(process.argv[1], { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0,
+      retryStrategy: () => null });
+    r.on('error', () => {});
+    r.connect().then(() => r.ping()).then(() => { r.disconnect(); process.exit(0); }, () => process.exit(1));`;
+  const result = spawnSync(process.execPath, ['-e', probe, REDIS_URL], { timeout: 5000, cwd: __dirname });
+  return result.status === 0;
+})();
+
+/** Run the Redis suites when Redis answers, or always in CI (where a missing Redis must fail them). */
+export const RUN_REDIS_TESTS = REDIS_REACHABLE || REDIS_REQUIRED;
+
+/** A prefix no other run (or concurrent test file) uses; its keys are deleted by {@link deleteKeys}. */
+export function uniquePrefix(label: string): string {
+  return `ballast-test-${label}-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+export function newClient(url = REDIS_URL): Redis {
+  const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  client.on('error', () => {}); // failures surface through the stores' typed errors
+  return client;
+}
+
+/** Deletes every key under `prefix` (SCAN, never KEYS, so a shared Redis is not blocked). */
+export async function deleteKeys(client: Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) deleted += await client.del(...keys);
+  } while (cursor !== '0');
+  return deleted;
+}
+
+/** Registers the one test shown when Redis is unreachable outside CI, so the file still reports why. */
+export function reportRedisUnreachable(): void {
+  it(`needs Redis at ${REDIS_URL} (unreachable; CI=true makes this a failure)`, () => {
+    expect(REDIS_REACHABLE || REDIS_REQUIRED).toBe(false);
+  });
+}

@@ -1,0 +1,190 @@
+import { luaScript } from '../redis-script-runner';
+
+/**
+ * Circuit breaker scripts. KEYS[1] is the state hash, KEYS[2] the half-open lease hash (same hash tag, same slot).
+ * ARGV[1] is the caller's `now` or '' for the server clock (`TIME`): the logic is otherwise identical, so the
+ * deterministic conformance suite (caller time) covers what production runs (server time).
+ *
+ * State hash fields: s = state, g = generation, ou = open until (ms), hs = probe successes this half-open period,
+ * ls = lease sequence, sw = samplingWindow the buckets were made for, h = newest absolute bucket index,
+ * tc/tf = calls/failures in the window, c0..c9/f0..f9 = per-bucket counts (slot = bucket index mod 10).
+ * Lease hash: lease id → expiry (ms). Fractional numbers go out as strings: Redis truncates Lua numbers in replies.
+ * The arithmetic mirrors core's RollingWindow and InMemoryCircuitBreakerStore exactly.
+ */
+const PRELUDE = `
+local K, L = KEYS[1], KEYS[2]
+local B = 10
+local function clock(arg)
+  local t = tonumber(arg)
+  if t then return t end
+  local tm = redis.call('TIME')
+  return tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
+end
+local function fmt(x) return string.format('%.17g', x) end
+local function moveTo(state, g, ou, ttl)
+  redis.call('DEL', K, L)
+  if state == 'open' then
+    redis.call('HSET', K, 's', state, 'g', g, 'ou', fmt(ou))
+  else
+    redis.call('HSET', K, 's', state, 'g', g)
+  end
+  redis.call('PEXPIRE', K, ttl)
+end
+`;
+
+/** ARGV: now, breakDuration, halfOpenMaxCalls, ttl → {admitted, state, generation, lease, retryAfter, from}. */
+export const BREAKER_ACQUIRE = luaScript(
+  'breaker-acquire',
+  `${PRELUDE}
+local now, bd, hmax, ttl = clock(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local st = redis.call('HMGET', K, 's', 'g', 'ou', 'hs')
+local s, g = st[1] or 'closed', tonumber(st[2] or '0')
+if s == 'closed' then return {1, 'closed', g, '', '0', ''} end
+local from = ''
+local hs = tonumber(st[4] or '0')
+if s == 'open' then
+  local ou = tonumber(st[3])
+  if now < ou then return {0, 'open', g, '', fmt(ou - now), ''} end
+  g = g + 1
+  hs = 0
+  from = 'open'
+  moveTo('half_open', g, 0, ttl)
+end
+local held, soonest = 0, nil
+local leases = redis.call('HGETALL', L)
+for i = 1, #leases, 2 do
+  local exp = tonumber(leases[i + 1])
+  if exp <= now then
+    redis.call('HDEL', L, leases[i])
+  else
+    held = held + 1
+    if soonest == nil or exp < soonest then soonest = exp end
+  end
+end
+if held + hs >= hmax then
+  local wait = bd
+  if soonest then wait = soonest - now end
+  return {0, 'half_open', g, '', fmt(wait), from}
+end
+local seq = redis.call('HINCRBY', K, 'ls', 1)
+local lease = g .. ':' .. seq
+redis.call('HSET', L, lease, fmt(now + bd))
+redis.call('PEXPIRE', K, ttl)
+redis.call('PEXPIRE', L, ttl)
+return {1, 'half_open', g, lease, '0', from}
+`,
+);
+
+/**
+ * ARGV: now, samplingWindow, minThroughput, failureRatio, breakDuration, halfOpenMaxCalls, ttl, generation, lease,
+ * outcome → {state, from}.
+ */
+export const BREAKER_RECORD = luaScript(
+  'breaker-record',
+  `${PRELUDE}
+local now, sw, minT, ratio = clock(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local bd, hmax, ttl = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+local pg, lease, outcome = tonumber(ARGV[8]), ARGV[9], ARGV[10]
+local st = redis.call('HMGET', K, 's', 'g')
+local s, g = st[1] or 'closed', tonumber(st[2] or '0')
+if pg ~= g or s == 'open' then return {s, ''} end
+if s == 'half_open' then
+  local exp = redis.call('HGET', L, lease)
+  if not exp then return {s, ''} end
+  if tonumber(exp) <= now then
+    redis.call('HDEL', L, lease)
+    return {s, ''}
+  end
+  if outcome == 'failure' then
+    moveTo('open', g + 1, now + bd, ttl)
+    return {'open', 'half_open'}
+  end
+  redis.call('HDEL', L, lease)
+  if outcome == 'release' then return {s, ''} end
+  if redis.call('HINCRBY', K, 'hs', 1) >= hmax then
+    moveTo('closed', g + 1, 0, ttl)
+    return {'closed', 'half_open'}
+  end
+  return {s, ''}
+end
+if outcome == 'release' then return {s, ''} end
+local fields = {'sw', 'h', 'tc', 'tf'}
+for i = 0, B - 1 do fields[#fields + 1] = 'c' .. i end
+for i = 0, B - 1 do fields[#fields + 1] = 'f' .. i end
+local v = redis.call('HMGET', K, unpack(fields))
+local h, tc, tf = tonumber(v[2]), tonumber(v[3] or '0'), tonumber(v[4] or '0')
+local c, f = {}, {}
+for i = 0, B - 1 do
+  c[i] = tonumber(v[5 + i] or '0')
+  f[i] = tonumber(v[5 + B + i] or '0')
+end
+local idx = math.floor(now / (sw / B))
+if h == nil or tonumber(v[1]) ~= sw or idx - h >= B then
+  for i = 0, B - 1 do c[i] = 0; f[i] = 0 end
+  tc, tf, h = 0, 0, idx
+elseif idx > h then
+  for k = h + 1, idx do
+    local slot = k % B
+    tc = tc - c[slot]
+    tf = tf - f[slot]
+    c[slot] = 0
+    f[slot] = 0
+  end
+  h = idx
+end
+local slot = h % B
+c[slot] = c[slot] + 1
+tc = tc + 1
+if outcome == 'failure' then
+  f[slot] = f[slot] + 1
+  tf = tf + 1
+end
+if tf > 0 and tc >= minT and tf / tc >= ratio then
+  moveTo('open', g + 1, now + bd, ttl)
+  return {'open', 'closed'}
+end
+local out = {'sw', fmt(sw), 'h', fmt(h), 'tc', tc, 'tf', tf}
+for i = 0, B - 1 do
+  out[#out + 1] = 'c' .. i
+  out[#out + 1] = c[i]
+  out[#out + 1] = 'f' .. i
+  out[#out + 1] = f[i]
+end
+redis.call('HSET', K, unpack(out))
+redis.call('PEXPIRE', K, ttl)
+return {s, ''}
+`,
+);
+
+/** Read-only. ARGV: now, samplingWindow → {state, generation, calls, failures}. */
+export const BREAKER_INSPECT = luaScript(
+  'breaker-inspect',
+  `${PRELUDE}
+local now, sw = clock(ARGV[1]), tonumber(ARGV[2])
+local fields = {'s', 'g', 'sw', 'h', 'tc', 'tf'}
+for i = 0, B - 1 do fields[#fields + 1] = 'c' .. i end
+for i = 0, B - 1 do fields[#fields + 1] = 'f' .. i end
+local v = redis.call('HMGET', K, unpack(fields))
+local s, g, h = v[1] or 'closed', tonumber(v[2] or '0'), tonumber(v[4])
+if s ~= 'closed' or h == nil or tonumber(v[3]) ~= sw then return {s, g, 0, 0} end
+local idx = math.floor(now / (sw / B))
+if idx <= h then return {s, g, tonumber(v[5] or '0'), tonumber(v[6] or '0')} end
+local calls, fails = 0, 0
+for k = math.max(h - B + 1, idx - B + 1), h do
+  local slot = k % B
+  calls = calls + tonumber(v[7 + slot] or '0')
+  fails = fails + tonumber(v[7 + B + slot] or '0')
+end
+return {s, g, calls, fails}
+`,
+);
+
+/** ARGV: ttl. Closed, empty window, next generation. */
+export const BREAKER_RESET = luaScript(
+  'breaker-reset',
+  `${PRELUDE}
+local g = tonumber(redis.call('HGET', K, 'g') or '0') + 1
+moveTo('closed', g, 0, ARGV[1])
+return g
+`,
+);

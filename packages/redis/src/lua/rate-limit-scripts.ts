@@ -1,0 +1,66 @@
+import { luaScript } from '../redis-script-runner';
+
+/**
+ * Token bucket script, the GCRA form of `@ballast/token-bucket` (state = the time `fa` the bucket is full again,
+ * plus the latest time seen `lt`, so a clock stepping back never adds tokens), in one atomic step.
+ * KEYS[1]: the bucket hash. ARGV: now ('' = server `TIME`), permits, per, burst, n, op ('take' | 'tokens').
+ * Replies {ok, tokens, retryAfter} with numbers as strings (Lua numbers would be truncated). A retune (other
+ * permits/per/burst than stored) keeps the tokens the bucket holds, capped at the new burst, like the in-memory store.
+ * The key expires once the bucket would be full again (plus 1 s): an absent key *is* a full bucket, so expiry
+ * loses nothing.
+ */
+export const RATE_LIMIT = luaScript(
+  'rate-limit',
+  `
+local K = KEYS[1]
+local function fmt(x) return string.format('%.17g', x) end
+local now = tonumber(ARGV[1])
+if not now then
+  local tm = redis.call('TIME')
+  now = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
+end
+local permits, per, burst, n, op = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local mpt = per / permits
+local v = redis.call('HMGET', K, 'fa', 'lt', 'pm', 'pe', 'bu')
+local fa, lt = tonumber(v[1]), tonumber(v[2])
+local t = now
+if lt and lt > t then t = lt end
+local function available(fullAt, cap, msPerToken)
+  if fullAt == nil then return cap end
+  local debt = fullAt - t
+  if not (debt > 0) then return cap end
+  local x = cap - debt / msPerToken
+  if x > 0 then return x end
+  return 0
+end
+local dirty = false
+if fa and (tonumber(v[3]) ~= permits or tonumber(v[4]) ~= per or tonumber(v[5]) ~= burst) then
+  local held = available(fa, tonumber(v[5]), tonumber(v[4]) / tonumber(v[3]))
+  local missing = burst - held
+  if missing < 0 then missing = 0 end
+  fa = t + missing * mpt
+  dirty = true
+end
+local a = available(fa, burst, mpt)
+local ok = false
+if op == 'take' and a >= n then
+  ok = true
+  if fa == nil or fa < t then fa = t end
+  fa = fa + n * mpt
+  a = available(fa, burst, mpt)
+  dirty = true
+end
+if dirty then
+  redis.call('HSET', K, 'fa', fmt(fa), 'lt', fmt(t), 'pm', fmt(permits), 'pe', fmt(per), 'bu', fmt(burst))
+  redis.call('PEXPIRE', K, math.max(1000, math.ceil(fa - t) + 1000))
+end
+if op ~= 'take' or ok then return {1, fmt(a), '0'} end
+local missing = n - a
+local wait = missing * mpt
+if n > burst then wait = math.huge end
+return {0, fmt(a), fmt(wait)}
+`,
+);
+
+/** KEYS[1]: the bucket hash. Deleting it refills the bucket. */
+export const RATE_LIMIT_RESET = luaScript('rate-limit-reset', `redis.call('DEL', KEYS[1]) return 1`);

@@ -1,0 +1,49 @@
+import {
+  describeCircuitBreakerStoreConformance,
+  describeLatencyDigestStoreConformance,
+  describeRateLimitStoreConformance,
+} from '@ballast/testing';
+import type { Redis } from 'ioredis';
+import {
+  RUN_REDIS_TESTS,
+  deleteKeys,
+  newClient,
+  reportRedisUnreachable,
+  uniquePrefix,
+} from './__tests__/redis-test-env';
+import { RedisCircuitBreakerStore } from './redis-circuit-breaker-store';
+import { RedisLatencyDigestStore } from './redis-latency-digest-store';
+import { RedisRateLimitStore } from './redis-rate-limit-store';
+
+// The same suites core's in-memory stores pass, on the real Redis. `time: 'caller'` makes the scripts use the
+// suite's virtual `now`, so every rule (window edges, break expiry, lease reclaim) is checked deterministically.
+if (RUN_REDIS_TESTS) {
+  const prefix = uniquePrefix('conformance');
+  let client: Redis | undefined;
+  const redis = (): Redis => (client ??= newClient());
+  afterAll(async () => {
+    if (client === undefined) return;
+    await deleteKeys(client, prefix);
+    client.disconnect();
+  });
+  const options = { timeout: 30_000 };
+  const storeOptions = { prefix, time: 'caller', commandTimeout: 5000 } as const;
+
+  describeCircuitBreakerStoreConformance(
+    'RedisCircuitBreakerStore (caller time)',
+    () => ({ store: new RedisCircuitBreakerStore(redis(), storeOptions) }),
+    options,
+  );
+  describeRateLimitStoreConformance(
+    'RedisRateLimitStore (caller time)',
+    () => ({ store: new RedisRateLimitStore(redis(), storeOptions) }),
+    options,
+  );
+  describeLatencyDigestStoreConformance(
+    'RedisLatencyDigestStore',
+    () => ({ store: new RedisLatencyDigestStore(redis(), storeOptions) }),
+    options,
+  );
+} else {
+  describe('Redis store conformance', () => reportRedisUnreachable());
+}
