@@ -36,11 +36,16 @@ export const SLOT_RANK: Readonly<Record<StrategySlot, number>> = Object.freeze({
 /** The raw parts of a policy, before validation. @internal */
 export interface PolicyParts {
   readonly name: unknown;
-  /** `undefined` entries are skipped (a spec entry that already failed with its own violations). */
   readonly strategies: unknown;
   readonly fallback: unknown;
   readonly hedge: unknown;
   readonly failOpenOnStoreError: unknown;
+  /**
+   * For a JSON spec: the declared `type` of each entry. An `undefined` strategy entry (one whose own options
+   * already failed) is then still checked against the composition rules by its declared type, and skipped when
+   * that is unknown too.
+   */
+  readonly declaredTypes?: readonly (Strategy['type'] | undefined)[];
 }
 
 /**
@@ -48,25 +53,27 @@ export interface PolicyParts {
  * strategy per slot; the bulkhead kinds and breaker/throttle are mutually exclusive; hedge and fallback have the
  * right classes. Returns the valid strategies in canonical order. @internal
  */
-export function checkPolicyParts(
-  v: OptionsValidator,
-  parts: PolicyParts,
-  skipUndefined: boolean,
-): Strategy[] {
-  const { name } = parts;
+export function checkPolicyParts(v: OptionsValidator, parts: PolicyParts): Strategy[] {
+  const { name, declaredTypes } = parts;
   v.check(typeof name === 'string' && name.trim() !== '', 'name', 'a non-blank string', name);
   const valid: Strategy[] = [];
   if (!Array.isArray(parts.strategies)) {
     v.fail('strategies', 'an array of strategies', parts.strategies);
   } else {
-    const taken = new Map<StrategySlot, { index: number; strategy: Strategy }>();
+    const taken = new Map<StrategySlot, { index: number; type: Strategy['type'] }>();
     parts.strategies.forEach((s: unknown, index) => {
-      if (s === undefined && skipUndefined) return;
-      if (!isStrategy(s)) {
+      let type: Strategy['type'];
+      if (isStrategy(s)) {
+        type = s.type;
+      } else if (declaredTypes !== undefined) {
+        const declared = declaredTypes[index];
+        if (declared === undefined) return;
+        type = declared;
+      } else {
         v.fail(`strategies[${index}]`, 'a Ballast strategy instance (e.g. new RetryStrategy({...}))', s);
         return;
       }
-      const slot = SLOT_OF_TYPE[s.type];
+      const slot = SLOT_OF_TYPE[type];
       const rival: StrategySlot | undefined =
         slot === 'circuitBreaker'
           ? 'adaptiveThrottle'
@@ -77,9 +84,9 @@ export function checkPolicyParts(
       const other = rival === undefined ? undefined : taken.get(rival);
       if (same !== undefined) {
         const constraint =
-          same.strategy.type === s.type
-            ? `the only ${s.type} strategy (strategies[${same.index}] is one already)`
-            : `the only bulkhead: bulkhead, adaptiveBulkhead and gradientBulkhead are mutually exclusive (strategies[${same.index}] is a ${same.strategy.type})`;
+          same.type === type
+            ? `the only ${type} strategy (strategies[${same.index}] is one already)`
+            : `the only bulkhead: bulkhead, adaptiveBulkhead and gradientBulkhead are mutually exclusive (strategies[${same.index}] is a ${same.type})`;
         v.fail(`strategies[${index}]`, constraint, s);
       } else if (other !== undefined) {
         v.fail(
@@ -88,8 +95,8 @@ export function checkPolicyParts(
           s,
         );
       } else {
-        taken.set(slot, { index, strategy: s });
-        valid.push(s);
+        taken.set(slot, { index, type });
+        if (isStrategy(s)) valid.push(s);
       }
     });
   }

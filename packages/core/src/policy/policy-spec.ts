@@ -158,6 +158,11 @@ function checkKeys(
   }
 }
 
+function declaredType(entry: unknown): StrategyType | undefined {
+  const type = isRecord(entry) ? entry['type'] : undefined;
+  return typeof type === 'string' && (TYPES as string[]).includes(type) ? (type as StrategyType) : undefined;
+}
+
 function buildStrategy(v: OptionsValidator, path: string, entry: unknown): Strategy | undefined {
   if (!isRecord(entry)) {
     v.fail(path, 'a strategy object { type, ...options }', entry);
@@ -169,13 +174,14 @@ function buildStrategy(v: OptionsValidator, path: string, entry: unknown): Strat
     return undefined;
   }
   const kind = KINDS[type as StrategyType];
-  checkKeys(v, path, entry, ['type', ...kind.keys], type);
+  const { type: _type, ...options } = entry;
+  checkKeys(v, path, options, kind.keys, type);
   if (type === 'retry') {
     if (isRecord(entry['backoff']))
       checkKeys(v, `${path}.backoff`, entry['backoff'], BACKOFF_KEYS, 'backoff');
     if (isRecord(entry['budget'])) checkKeys(v, `${path}.budget`, entry['budget'], BUDGET_KEYS, 'budget');
   }
-  return v.nested(path, () => kind.build(entry));
+  return v.nested(path, () => kind.build(options));
 }
 
 function buildHedge(v: OptionsValidator, entry: unknown): HedgeStrategy | undefined {
@@ -215,11 +221,15 @@ export function policyFromSpec(json: unknown): ResiliencePolicy {
     ? raw.map((entry: unknown, i) => buildStrategy(v, `strategies[${i}]`, entry))
     : raw;
   const hedge = buildHedge(v, o['hedge']);
-  checkPolicyParts(
-    v,
-    { name, strategies: built, fallback: undefined, hedge, failOpenOnStoreError: o['failOpenOnStoreError'] },
-    true,
-  );
+  const declaredTypes = Array.isArray(raw) ? raw.map(declaredType) : undefined;
+  checkPolicyParts(v, {
+    name,
+    strategies: built,
+    fallback: undefined,
+    hedge,
+    failOpenOnStoreError: o['failOpenOnStoreError'],
+    ...(declaredTypes === undefined ? {} : { declaredTypes }),
+  });
   v.throwIfInvalid();
   return new ResiliencePolicy({
     name: name as string,

@@ -49,17 +49,13 @@ export class ResiliencePolicy {
       ...(validName ? { policy: name } : {}),
     });
     const o = v.object('', options);
-    const strategies = checkPolicyParts(
-      v,
-      {
-        name: o['name'],
-        strategies: o['strategies'],
-        fallback: o['fallback'],
-        hedge: o['hedge'],
-        failOpenOnStoreError: o['failOpenOnStoreError'],
-      },
-      false,
-    );
+    const strategies = checkPolicyParts(v, {
+      name: o['name'],
+      strategies: o['strategies'],
+      fallback: o['fallback'],
+      hedge: o['hedge'],
+      failOpenOnStoreError: o['failOpenOnStoreError'],
+    });
     v.throwIfInvalid();
     this.name = name as string;
     this.strategies = Object.freeze(strategies);
