@@ -160,7 +160,7 @@ describe('AimdLimit — options', () => {
   });
 
   it('treats an explicit undefined as the default', () => {
-    expect(threshold({ cooldown: undefined as unknown as number }).options.cooldown).toBe(1000);
+    expect(threshold({ cooldown: undefined }).options.cooldown).toBe(1000);
   });
 });
 

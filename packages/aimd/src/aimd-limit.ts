@@ -6,19 +6,19 @@ export interface AimdLimitOptions {
   /** Ceiling, and the starting limit (≥ 1). */
   readonly maxConcurrency: number;
   /** Floor (1 ≤ min ≤ max, default 1). */
-  readonly minConcurrency?: number;
+  readonly minConcurrency?: number | undefined;
   /** Multiplicative decrease on a breach, in (0, 1) (default 0.9). */
-  readonly backoffRatio?: number;
+  readonly backoffRatio?: number | undefined;
   /** Additive increase per full limit's worth of good samples: `limit += increaseStep / limit` (> 0, default 1). */
-  readonly increaseStep?: number;
+  readonly increaseStep?: number | undefined;
   /** Minimum ms between two decreases; breaches inside it are coalesced (≥ 0, default 1000). */
-  readonly cooldown?: number;
+  readonly cooldown?: number | undefined;
   /** Latency above which a sample (or the quantile) is a breach (> 0). */
   readonly latencyThreshold: number;
   /** When set, the signal is this quantile of recent latencies (windowed P²), in (0, 1). */
-  readonly latencyQuantile?: number;
+  readonly latencyQuantile?: number | undefined;
   /** Samples per window of the quantile estimator (integer ≥ 5, default 512). */
-  readonly window?: number;
+  readonly window?: number | undefined;
 }
 
 /** Resolved, frozen options of an {@link AimdLimit}. @public */

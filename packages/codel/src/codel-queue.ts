@@ -7,13 +7,13 @@ export interface CoDelQueueOptions {
   /** Most waiters held at once (integer ≥ 0). */
   readonly maxSize: number;
   /** Sojourn allowed while congested; unset = never shed (≥ 0 and < interval). */
-  readonly target?: number;
+  readonly target?: number | undefined;
   /** Congestion window, and the sojourn allowed while not congested (> 0, default 100). */
-  readonly interval?: number;
+  readonly interval?: number | undefined;
   /** Serve the newest waiter first while congested (default false). */
-  readonly adaptiveLifo?: boolean;
+  readonly adaptiveLifo?: boolean | undefined;
   /** Scale allowances by criticality and let a higher-criticality arrival displace a waiter (default false). */
-  readonly prioritized?: boolean;
+  readonly prioritized?: boolean | undefined;
 }
 
 /** Resolved, frozen options of a {@link CoDelQueue}. @public */
@@ -30,7 +30,7 @@ export type CoDelPushResult<T> = { readonly ok: true; readonly displaced?: T } |
 
 /** Result of {@link CoDelQueue.pop}: the waiter to serve (if any) and the waiters shed on the way. @public */
 export interface CoDelPopResult<T> {
-  readonly item?: T;
+  readonly item?: T | undefined;
   /** Shed waiters, lowest criticality first and oldest first within one; a frozen empty array when none. */
   readonly shed: readonly T[];
 }

@@ -6,17 +6,17 @@ export interface Gradient2LimitOptions {
   /** Ceiling of the limit (≥ 1). */
   readonly maxConcurrency: number;
   /** Floor of the limit (1 ≤ min ≤ max, default 1). */
-  readonly minConcurrency?: number;
+  readonly minConcurrency?: number | undefined;
   /** Starting estimate, in [min, max] (default `maxConcurrency`). */
-  readonly initialLimit?: number;
+  readonly initialLimit?: number | undefined;
   /** How much slower than the long RTT a sample may be before it counts as queueing (≥ 1, default 1.5). */
-  readonly rttTolerance?: number;
+  readonly rttTolerance?: number | undefined;
   /** Weight of the new estimate in each update, in (0, 1] (default 0.2). */
-  readonly smoothing?: number;
+  readonly smoothing?: number | undefined;
   /** Samples in the long RTT's exponential average (integer ≥ 1, default 600). */
-  readonly longWindow?: number;
+  readonly longWindow?: number | undefined;
   /** Queue allowance added to each new estimate (≥ 0, default 4) — Netflix's `queueSize`. */
-  readonly headroom?: number;
+  readonly headroom?: number | undefined;
 }
 
 /** Resolved, frozen options of a {@link Gradient2Limit}. @public */

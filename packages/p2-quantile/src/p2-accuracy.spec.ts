@@ -7,7 +7,7 @@ import { P2Quantile } from './p2-quantile';
  * - relative error: |estimate − exact| / exact.
  * The bounds asserted here are the ones written in the README (measured worst case over the seeds, rounded up).
  */
-const STREAM = 100_000;
+const STREAM = 50_000;
 const SEEDS = [1, 2, 3];
 const QUANTILES = [0.5, 0.9, 0.95, 0.99] as const;
 
@@ -25,28 +25,28 @@ const DISTRIBUTIONS: Record<string, Sampler> = {
 /** Worst rank error and worst relative error, per distribution and quantile (README table). */
 const BOUNDS: Record<string, Record<(typeof QUANTILES)[number], { rank: number; relative: number }>> = {
   uniform: {
-    0.5: { rank: 0.0005, relative: 0.001 },
-    0.9: { rank: 0.0005, relative: 0.001 },
-    0.95: { rank: 0.0005, relative: 0.001 },
-    0.99: { rank: 0.0005, relative: 0.001 },
+    0.5: { rank: 0.001, relative: 0.002 },
+    0.9: { rank: 0.001, relative: 0.0005 },
+    0.95: { rank: 0.001, relative: 0.0005 },
+    0.99: { rank: 0.001, relative: 0.0005 },
   },
   exponential: {
-    0.5: { rank: 0.0005, relative: 0.0015 },
-    0.9: { rank: 0.0005, relative: 0.0015 },
-    0.95: { rank: 0.0005, relative: 0.0025 },
-    0.99: { rank: 0.0005, relative: 0.005 },
+    0.5: { rank: 0.001, relative: 0.003 },
+    0.9: { rank: 0.001, relative: 0.003 },
+    0.95: { rank: 0.001, relative: 0.005 },
+    0.99: { rank: 0.001, relative: 0.01 },
   },
   lognormal: {
-    0.5: { rank: 0.0005, relative: 0.0015 },
-    0.9: { rank: 0.0005, relative: 0.003 },
-    0.95: { rank: 0.0005, relative: 0.006 },
-    0.99: { rank: 0.0005, relative: 0.015 },
+    0.5: { rank: 0.001, relative: 0.0005 },
+    0.9: { rank: 0.001, relative: 0.006 },
+    0.95: { rank: 0.001, relative: 0.003 },
+    0.99: { rank: 0.001, relative: 0.025 },
   },
   bimodal: {
-    0.5: { rank: 0.01, relative: 0.005 },
-    0.9: { rank: 0.0005, relative: 0.0005 },
-    0.95: { rank: 0.0005, relative: 0.0005 },
-    0.99: { rank: 0.0005, relative: 0.0005 },
+    0.5: { rank: 0.015, relative: 0.006 },
+    0.9: { rank: 0.001, relative: 0.0005 },
+    0.95: { rank: 0.001, relative: 0.0005 },
+    0.99: { rank: 0.001, relative: 0.0005 },
   },
 };
 
@@ -61,7 +61,7 @@ function rankOf(sorted: Float64Array, x: number): number {
   return lo / sorted.length;
 }
 
-describe('P2Quantile — accuracy against exact quantiles (100 000 samples, 3 seeds)', () => {
+describe('P2Quantile — accuracy against exact quantiles (50 000 samples, 3 seeds)', () => {
   for (const [name, sample] of Object.entries(DISTRIBUTIONS)) {
     it(`${name}: p = 0.5, 0.9, 0.95, 0.99 stay within the README bounds`, () => {
       const worst = QUANTILES.map(() => ({ rank: 0, relative: 0 }));
@@ -82,8 +82,8 @@ describe('P2Quantile — accuracy against exact quantiles (100 000 samples, 3 se
           worst[j]!.relative = Math.max(worst[j]!.relative, Math.abs(estimate - exact) / Math.abs(exact));
         });
       }
+      if (process.env.P2_REPORT) QUANTILES.forEach((p, j) => console.log(name, p, worst[j]));
       QUANTILES.forEach((p, j) => {
-        if (process.env.P2_REPORT) console.log(name, p, worst[j]);
         expect(worst[j]!.rank).toBeLessThanOrEqual(BOUNDS[name]![p].rank);
         expect(worst[j]!.relative).toBeLessThanOrEqual(BOUNDS[name]![p].relative);
       });

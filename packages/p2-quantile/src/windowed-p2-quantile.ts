@@ -4,7 +4,7 @@ import { P2Quantile, type P2QuantileJSON } from './p2-quantile';
 /** Options of {@link WindowedP2Quantile}. @public */
 export interface WindowedP2QuantileOptions {
   /** Samples per rotation; an integer ≥ 5 (default 512). */
-  readonly window?: number;
+  readonly window?: number | undefined;
 }
 
 /** Resolved, frozen options of a {@link WindowedP2Quantile}. @public */

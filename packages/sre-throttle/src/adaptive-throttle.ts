@@ -3,11 +3,11 @@ import { OptionProblems } from './option-checks';
 /** Options of {@link AdaptiveThrottle}. Durations are milliseconds. @public */
 export interface AdaptiveThrottleOptions {
   /** Multiplier: the throttle lets through about `k` requests per accepted one (≥ 1, default 2). */
-  readonly k?: number;
+  readonly k?: number | undefined;
   /** Length of the counting window in ms; the counts reset when it elapses (> 0, default 120 000). */
-  readonly window?: number;
+  readonly window?: number | undefined;
   /** Requests in the window below which nothing is rejected (≥ 0, default 10). */
-  readonly minThroughput?: number;
+  readonly minThroughput?: number | undefined;
 }
 
 /** Resolved, frozen options of an {@link AdaptiveThrottle}. @public */

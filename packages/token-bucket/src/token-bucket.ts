@@ -7,7 +7,7 @@ export interface TokenBucketOptions {
   /** Refill period in milliseconds (> 0). */
   readonly per: number;
   /** Capacity: the largest burst admitted at once (≥ 1, default `permits`). */
-  readonly burst?: number;
+  readonly burst?: number | undefined;
 }
 
 /** Resolved, frozen options of a {@link TokenBucket}. @public */

@@ -46,7 +46,6 @@ export function runHedged(inv: Invocation): Promise<boolean> {
       finished = true;
       if (timer !== undefined) e.clock.clearTimeout(timer);
       timer = undefined;
-      inv.wake = undefined;
       const reason = winner === undefined ? undefined : hedgeLost(inv.policyName, inv.route);
       if (winner !== undefined) {
         if (winner !== inv) inv.cancel(reason);

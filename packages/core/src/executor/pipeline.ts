@@ -149,6 +149,9 @@ async function retryLoop(inv: Invocation, lane: Lane): Promise<boolean> {
 
 /** One attempt under its timeout; settles at once on timeout or cancellation even if `fn` ignores its signal. */
 function runAttempt(inv: Invocation, lane: Lane, attempt: number): boolean | Promise<boolean> {
+  // A cancellation that landed while no wait was registered (right after a bulkhead grant or a backoff timer, or
+  // from an event listener) would never wake this attempt: never start fn with a live signal on a cancelled lane.
+  if (lane.cancelled) return cancelled(lane);
   const e = inv.engine;
   lane.attempts = attempt;
   lane.rejected = false;
@@ -231,6 +234,7 @@ async function awaitPlain(lane: Lane, r: PromiseLike<unknown>): Promise<boolean>
 
 /** Backoff sleep on the Resilience clock, ended early (false) by a cancellation. */
 function sleep(inv: Invocation, lane: Lane, ms: number): Promise<boolean> {
+  if (lane.cancelled) return Promise.resolve(false);
   const clock = inv.engine.clock;
   return new Promise<boolean>((resolve) => {
     const h = clock.setTimeout(() => {
