@@ -3,8 +3,8 @@ import { contextStorage } from '../context/context-storage';
 import { ErrorCode, type ResilienceError } from '../errors/resilience-error';
 import { retryAfterOf } from '../errors/classify';
 import { outcomeClass, type OutcomeClass } from '../errors/outcome-class';
-import { isParked, type Admission, type BulkheadOutcome, type ParkedAdmission } from '../bulkhead';
-import type { BreakerAdmission, BreakerOutcome, RateLimitResult } from '../stores/ports';
+import { isParked, type Admission, type ParkedAdmission } from '../bulkhead';
+import type { BreakerAdmission, RateLimitResult } from '../stores/ports';
 import type { StoreName } from '../events';
 import { AttemptContext } from './attempt-context';
 import { isPromiseLike } from './engine';
@@ -41,109 +41,105 @@ export async function runPipeline(inv: Invocation, lane: Lane): Promise<boolean>
 
   // 2. Bulkhead: a free slot is taken synchronously; otherwise the lane parks (interruptibly) or is refused.
   const bh = ks.bulkhead;
-  if (bh === undefined) return guarded(inv, lane);
-  let a: Admission | ParkedAdmission = bh.acquire(inv.criticality ?? Criticality.NORMAL, inv.deadline);
-  if (a !== true) {
-    if (isParked(a)) {
-      const parked = await park(lane, a);
-      if (parked === undefined) return cancelled(lane);
-      a = parked;
+  let admittedAt = 0;
+  if (bh !== undefined) {
+    let a: Admission | ParkedAdmission = bh.acquire(inv.criticality ?? Criticality.NORMAL, inv.deadline);
+    if (a !== true) {
+      if (isParked(a)) {
+        const parked = await park(lane, a);
+        if (parked === undefined) return cancelled(lane);
+        a = parked;
+      }
+      if (a !== true) return refuse(inv, lane, a);
     }
-    if (a !== true) return refuse(inv, lane, a);
+    admittedAt = e.clock.now();
   }
-  const admittedAt = e.clock.now();
-  let outcome: BulkheadOutcome = 'neutral';
+
+  // Everything below holds the bulkhead slot (if any); the finally block gives back exactly what was taken.
+  let ok = false;
+  let breaker: { local: boolean; generation: number; lease: string | undefined } | undefined;
+  let throttled = false;
   try {
-    const ok = await guarded(inv, lane);
-    const cls = classOf(inv, lane, ok);
-    outcome = cls === 'healthy' ? 'success' : cls === 'failure' ? 'failure' : 'neutral';
-    return ok;
-  } finally {
-    bh.release(e.clock.now() - admittedAt, outcome);
-  }
-}
-
-/** Breaker or throttle around the retry loop: one logical call is one breaker outcome. */
-async function guarded(inv: Invocation, lane: Lane): Promise<boolean> {
-  const e = inv.engine;
-  const pr = inv.pr;
-  const ks = inv.ks;
-  const bp = pr.breakerParams;
-  if (bp !== undefined) {
-    let local = e.breakerStore === e.breakerLocal;
-    let adm: BreakerAdmission | Promise<BreakerAdmission> | undefined;
-    if (local) adm = e.breakerLocal.acquire(ks.key, bp, e.clock.now());
-    else {
-      lane.degraded = false;
-      adm = await remote(inv, lane, e.breakerStore, e.breakerLocal, 'circuitBreaker', (s) =>
-        s.acquire(ks.key, bp, e.clock.now()),
-      );
-      if (adm === undefined) return false;
-      local = lane.degraded;
-    }
-    if (isPromiseLike(adm)) adm = await adm;
-    if (adm.transition !== undefined) inv.breakerTransition(adm.transition.from, adm.transition.to);
-    ks.breakerState = adm.state;
-    if (!adm.admitted) return reject(inv, lane, 'infrastructure', ErrorCode.CIRCUIT_OPEN, adm.retryAfter);
-    const generation = adm.generation;
-    const lease = adm.lease;
-    let outcome: BreakerOutcome = 'release';
-    try {
+    // 3. Circuit breaker or adaptive throttle around the retry loop: one logical call is one outcome.
+    const bp = pr.breakerParams;
+    const throttle = ks.throttle;
+    if (bp !== undefined) {
+      let local = e.breakerStore === e.breakerLocal;
+      let adm: BreakerAdmission | Promise<BreakerAdmission> | undefined;
+      if (local) adm = e.breakerLocal.acquire(ks.key, bp, e.clock.now());
+      else {
+        lane.degraded = false;
+        adm = await remote(inv, lane, e.breakerStore, e.breakerLocal, 'circuitBreaker', (s) =>
+          s.acquire(ks.key, bp, e.clock.now()),
+        );
+        if (adm === undefined) return false;
+        local = lane.degraded;
+      }
+      if (isPromiseLike(adm)) adm = await adm;
+      if (adm.transition !== undefined) inv.breakerTransition(adm.transition.from, adm.transition.to);
+      ks.breakerState = adm.state;
+      if (!adm.admitted) return reject(inv, lane, 'infrastructure', ErrorCode.CIRCUIT_OPEN, adm.retryAfter);
+      breaker = { local, generation: adm.generation, lease: adm.lease };
       if (lane.cancelled) return cancelled(lane);
-      const ok = await retryLoop(inv, lane);
-      const cls = classOf(inv, lane, ok);
-      outcome = cls === 'failure' ? 'failure' : cls === 'healthy' ? 'success' : 'release';
-      return ok;
-    } finally {
-      inv.recordBreaker(local, { generation, lease }, outcome);
+    } else if (throttle !== undefined) {
+      const now = e.clock.now();
+      const p = throttle.rejectionProbability(now);
+      if (p > 0 && throttle.shouldReject(now, e.random())) {
+        if (e.listening)
+          e.emit({ type: 'throttle_reject', policy: inv.policyName, route: inv.route, probability: p });
+        return reject(inv, lane, 'throttled', ErrorCode.ADAPTIVE_THROTTLE, undefined);
+      }
+      throttled = true;
     }
-  }
-  const throttle = ks.throttle;
-  if (throttle !== undefined) {
-    const p = throttle.rejectionProbability(e.clock.now());
-    if (p > 0 && throttle.shouldReject(e.clock.now(), e.random())) {
-      if (e.listening)
-        e.emit({ type: 'throttle_reject', policy: inv.policyName, route: inv.route, probability: p });
-      return reject(inv, lane, 'throttled', ErrorCode.ADAPTIVE_THROTTLE, undefined);
-    }
-    const ok = await retryLoop(inv, lane);
-    const cls = classOf(inv, lane, ok);
-    if (cls !== 'cancelled') throttle.record(e.clock.now(), cls === 'healthy');
-    return ok;
-  }
-  return retryLoop(inv, lane);
-}
 
-/** Retry inside the breaker; never sleeps past the deadline; honours a longer `retryAfter` of throttled errors. */
-async function retryLoop(inv: Invocation, lane: Lane): Promise<boolean> {
-  const e = inv.engine;
-  const retry = inv.pr.policy.retry?.options;
-  let previousDelay = 0;
-  for (let attempt = 1; ; attempt++) {
-    if (await runAttempt(inv, lane, attempt)) return true;
-    if (lane.cancelled || retry === undefined || attempt >= retry.maxAttempts) return false;
-    const kind = e.classify(lane.error);
-    if (!retry.retryOn.includes(kind as never)) return false;
-    const budget = inv.ks.retryBudget;
-    if (budget !== undefined && !budget.tryWithdraw()) return false;
-    let delay = retry.backoff.delay(attempt, previousDelay, e.random);
-    previousDelay = delay;
-    if (kind === 'throttled') {
-      const hint = retryAfterOf(lane.error);
-      if (hint !== undefined && hint > delay) delay = hint;
+    // 4. Retry inside the breaker; never sleeps past the deadline; honours a longer `retryAfter` of throttled errors.
+    const retry = inv.pr.policy.retry?.options;
+    let previousDelay = 0;
+    for (let attempt = 1; ; attempt++) {
+      const r = runAttempt(inv, lane, attempt);
+      if (r === true || (r !== false && (await r))) return (ok = true);
+      if (lane.cancelled || retry === undefined || attempt >= retry.maxAttempts) return false;
+      const kind = e.classify(lane.error);
+      if (!retry.retryOn.includes(kind as never)) return false;
+      const budget = ks.retryBudget;
+      if (budget !== undefined && !budget.tryWithdraw()) return false;
+      let delay = retry.backoff.delay(attempt, previousDelay, e.random);
+      previousDelay = delay;
+      if (kind === 'throttled') {
+        const hint = retryAfterOf(lane.error);
+        if (hint !== undefined && hint > delay) delay = hint;
+      }
+      if (inv.deadline !== undefined && e.clock.now() + delay >= inv.deadline) return false;
+      if (e.listening) {
+        e.emit({
+          type: 'retry',
+          policy: inv.policyName,
+          route: inv.route,
+          attempt: attempt + 1,
+          delay,
+          error: lane.error,
+        });
+      }
+      if (delay > 0 && !(await sleep(inv, lane, delay))) return false;
     }
-    if (inv.deadline !== undefined && e.clock.now() + delay >= inv.deadline) return false;
-    if (e.listening) {
-      e.emit({
-        type: 'retry',
-        policy: inv.policyName,
-        route: inv.route,
-        attempt: attempt + 1,
-        delay,
-        error: lane.error,
-      });
+  } finally {
+    if (breaker !== undefined || throttled || bh !== undefined) {
+      const cls = classOf(inv, lane, ok);
+      if (breaker !== undefined) {
+        inv.recordBreaker(
+          breaker.local,
+          breaker,
+          cls === 'failure' ? 'failure' : cls === 'healthy' ? 'success' : 'release',
+        );
+      }
+      if (throttled && cls !== 'cancelled') ks.throttle!.record(e.clock.now(), cls === 'healthy');
+      if (bh !== undefined) {
+        bh.release(
+          e.clock.now() - admittedAt,
+          cls === 'healthy' ? 'success' : cls === 'failure' ? 'failure' : 'neutral',
+        );
+      }
     }
-    if (delay > 0 && !(await sleep(inv, lane, delay))) return false;
   }
 }
 
@@ -300,6 +296,8 @@ async function remote<S, T>(
 function classOf(inv: Invocation, lane: Lane, ok: boolean): OutcomeClass {
   if (ok) return 'healthy';
   if (lane.cancelled) return 'cancelled';
+  // Ballast's own rejections are neither health nor failure of the dependency.
+  if (lane.rejected) return 'overload';
   return outcomeClass(inv.engine.classify(lane.error), false);
 }
 
