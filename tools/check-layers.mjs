@@ -35,6 +35,7 @@ const TEST_EXTRA = {
     '@nestjs/platform-express',
     '@nestjs/platform-fastify',
     '@opentelemetry/sdk-metrics',
+    '@opentelemetry/exporter-prometheus',
     'ioredis',
   ],
 };
