@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { FakeClock, flushMicrotasks } from '@ballast/testing';
+import { FakeClock } from '@ballast/testing';
 import { isResilienceError } from '../errors/resilience-error';
 import { InMemoryLatencyDigestStore } from '../stores/in-memory-latency-digest-store';
 import { stateKey } from '../stores/ports';
@@ -25,6 +25,11 @@ import type { ControllerDeps, LimitController } from './limit-controllers';
  * and when the load stops every handle ends released exactly once, rejected or cancelled, and the queue is empty.
  */
 
+/** Runs the promise jobs a step queued (a waiter's `.then` needs one); cheaper than a macrotask per step. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 4; i++) await Promise.resolve();
+}
+
 type Op =
   | { t: 'acquire'; crit: number; deadline: number | undefined }
   | { t: 'release'; pick: number; outcome: BulkheadOutcome; latency: number }
@@ -39,7 +44,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({
       t: fc.constant('acquire' as const),
       crit: fc.integer({ min: 0, max: 3 }),
-      deadline: fc.option(fc.integer({ min: 0, max: 300 }), { nil: undefined }),
+      deadline: fc.option(fc.integer({ min: 0, max: 150 }), { nil: undefined }),
     }),
   },
   {
@@ -58,7 +63,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
   {
     weight: 2,
-    arbitrary: fc.record({ t: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 120 }) }),
+    arbitrary: fc.record({ t: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 120 }) }),
   },
   {
     weight: 1,
@@ -186,15 +191,18 @@ async function runScenario(kind: Kind, queue: ResolvedQueueOptions, max: number,
           h.parked = a;
           void a.result.then((v) => {
             h.settled = v;
+            // Counted even when the caller cancelled in the same tick: the shed had already happened.
+            if (v !== true && v.code === 'bulkhead_queue_shed') shedRejections++;
             if (h.status !== 'parked') return; // cancelled: a late grant was given back by cancel()
             if (v === true) {
               h.status = 'held';
               grantOrder.push(h.seq);
+              if (h.deadline !== undefined && clock.now() >= h.deadline)
+                problems.push(`#${h.seq} granted after its deadline`);
               return;
             }
             h.status = 'rejected';
             if (v.code === 'bulkhead_queue_shed') {
-              shedRejections++;
               if (!sheddable) problems.push(`shed #${h.seq} with neither CoDel nor priorities`);
             } else if (v.code !== 'deadline_exceeded') {
               problems.push(`parked #${h.seq} rejected with ${v.code}`);
@@ -204,7 +212,8 @@ async function runScenario(kind: Kind, queue: ResolvedQueueOptions, max: number,
           });
         } else {
           h.status = 'rejected';
-          expect(['bulkhead_full', 'deadline_exceeded']).toContain(a.code);
+          if (a.code !== 'bulkhead_full' && a.code !== 'deadline_exceeded')
+            problems.push(`acquire answered ${a.code}`);
         }
         break;
       }
@@ -243,18 +252,20 @@ async function runScenario(kind: Kind, queue: ResolvedQueueOptions, max: number,
         }
         break;
     }
-    await flushMicrotasks();
+    await settle();
     admitted ||= handles.filter((h) => h.settled === true).length > grantedBefore;
-    expect(problems).toEqual([]);
+    // Plain checks (Jest's expect costs a stack trace per call; this runs thousands of times).
     const held = handles.filter((h) => h.status === 'held').length;
     const parked = handles.filter((h) => h.status === 'parked').length;
-    expect(runtime.inUse).toBeGreaterThanOrEqual(0);
-    expect(runtime.inUse).toBe(held);
-    expect(runtime.waiting).toBe(parked);
-    expect(runtime.inUse).toBeLessThanOrEqual(maxLimit);
-    if (admitted) expect(runtime.inUse).toBeLessThanOrEqual(runtime.limit);
-    if (runtime.waiting > 0) expect(runtime.inUse).toBeGreaterThanOrEqual(runtime.limit);
-    expect(runtime.overReleases).toBe(0);
+    const { inUse, waiting, limit } = runtime;
+    const at = `after ${JSON.stringify(op)}: inUse ${inUse}, waiting ${waiting}, limit ${limit}`;
+    if (inUse < 0 || inUse !== held) problems.push(`${at}: model holds ${held}`);
+    if (waiting !== parked) problems.push(`${at}: model parks ${parked}`);
+    if (inUse > maxLimit) problems.push(`${at}: above the highest limit ${maxLimit}`);
+    if (admitted && inUse > limit) problems.push(`${at}: admitted above the limit`);
+    if (waiting > 0 && inUse < limit) problems.push(`${at}: a slot idles while someone waits`);
+    if (runtime.overReleases !== 0) problems.push(`${at}: over-release`);
+    if (problems.length > 0) throw new Error(problems.join('\n'));
   };
 
   for (const op of ops) await step(op);
@@ -264,27 +275,34 @@ async function runScenario(kind: Kind, queue: ResolvedQueueOptions, max: number,
     const held = handles.filter((h) => h.status === 'held');
     if (held.length === 0) break;
     for (const h of held) release(h, 'success', 10);
-    await flushMicrotasks();
+    await settle();
   }
   expect([runtime.inUse, runtime.waiting, runtime.overReleases]).toEqual([0, 0, 0]);
-  for (const h of handles) expect(['released', 'rejected', 'cancelled']).toContain(h.status);
+  expect(handles.filter((h) => h.status === 'held' || h.status === 'parked')).toEqual([]);
   expect(sheds.length).toBe(shedRejections);
   if (fifo) expect(grantOrder).toEqual([...grantOrder].sort((a, b) => a - b));
-  for (const h of handles)
-    if (h.status === 'rejected' && h.settled !== undefined) expect(isResilienceError(h.settled)).toBe(true);
+  expect(
+    handles.filter(
+      (h) => h.status === 'rejected' && h.settled !== undefined && !isResilienceError(h.settled),
+    ),
+  ).toEqual([]);
 }
 
 describe('bulkhead runtime: properties of random interleavings', () => {
   const kinds: Kind[] = ['manual', 'aimd', 'aimdQuantile', 'gradient'];
-  it.each(kinds)('conserves permits and drains the queue (%s limit)', async (kind) => {
-    await fc.assert(
-      fc.asyncProperty(
-        queueArb,
-        fc.integer({ min: 1, max: 5 }),
-        fc.array(opArb, { maxLength: 60 }),
-        (q, max, ops) => runScenario(kind, q, max, ops),
-      ),
-      { numRuns: 120 },
-    );
-  });
+  it.each(kinds)(
+    'conserves permits and drains the queue (%s limit)',
+    async (kind) => {
+      await fc.assert(
+        fc.asyncProperty(
+          queueArb,
+          fc.integer({ min: 1, max: 5 }),
+          fc.array(opArb, { minLength: 10, maxLength: 80, size: 'max' }),
+          (q, max, ops) => runScenario(kind, q, max, ops),
+        ),
+        { numRuns: 150 },
+      );
+    },
+    60_000,
+  );
 });
