@@ -9,9 +9,17 @@ export type { ResilienceStateSnapshot } from './admin/snapshot';
 // Policies
 export { ResiliencePolicy } from './policy/resilience-policy';
 export type { ResiliencePolicyOptions } from './policy/resilience-policy';
-export { BUILTIN_POLICIES } from './policy/builtin-policies';
+export { BUILTIN_POLICIES, TRANSIENT_POLICY, OCC_POLICY } from './policy/builtin-policies';
 export { policyFromSpec, policyToSpec } from './policy/policy-spec';
-export type { PolicySpec, StrategySpec } from './policy/policy-spec';
+export type {
+  PolicySpec,
+  StrategySpec,
+  RetrySpec,
+  HedgeSpec,
+  BackoffSpec,
+  RetryBudgetSpec,
+} from './policy/policy-spec';
+export type { Violation } from './validation/options-validator';
 
 // Strategies
 export { RateLimitStrategy } from './strategies/rate-limit-strategy';
