@@ -3,13 +3,21 @@ import { Resilience, type ResilienceOptions } from '../resilience';
 import type { ResilienceEvent } from '../events';
 import type { ResiliencePolicy } from '../policy/resilience-policy';
 
+export interface Setup {
+  readonly clock: FakeClock;
+  readonly resilience: Resilience;
+  /** Every event, in emission order. */
+  readonly events: ResilienceEvent[];
+  ofType<T extends ResilienceEvent['type']>(type: T): Extract<ResilienceEvent, { type: T }>[];
+}
+
 /** A Resilience on a FakeClock with a seeded random source and an event recorder. */
-export function setup(policies: ResiliencePolicy[], extra: Partial<ResilienceOptions> = {}) {
+export function setup(policies: ResiliencePolicy[], extra: Partial<ResilienceOptions> = {}): Setup {
   const clock = new FakeClock();
   const resilience = new Resilience({ policies, clock, random: seededRandom(1), ...extra });
   const events: ResilienceEvent[] = [];
   resilience.on((e) => events.push(e));
-  const ofType = <T extends ResilienceEvent['type']>(type: T) =>
+  const ofType = <T extends ResilienceEvent['type']>(type: T): Extract<ResilienceEvent, { type: T }>[] =>
     events.filter((e): e is Extract<ResilienceEvent, { type: T }> => e.type === type);
   return { clock, resilience, events, ofType };
 }
