@@ -1,1 +1,3 @@
-export {};
+export { simulate } from './simulate';
+export { summarize, timeSeries } from './metrics';
+export { exponential, lognormal, constant, withStragglers } from './distributions';

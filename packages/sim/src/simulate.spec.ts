@@ -1,0 +1,117 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  AdaptiveBulkheadStrategy,
+  BackoffStrategy,
+  ResiliencePolicy,
+  RetryStrategy,
+  TimeoutStrategy,
+} from '@ballast/core';
+import { exponential } from './distributions';
+import { summarize, timeSeries } from './metrics';
+import { steps } from './schedule';
+import { simulate } from './simulate';
+import type { SimulationOptions, SimulationResult } from './simulation-types';
+
+const policy = new ResiliencePolicy({
+  name: 'api',
+  strategies: [
+    new AdaptiveBulkheadStrategy({
+      maxConcurrency: 40,
+      latencyThreshold: 60,
+      latencyQuantile: 0.9,
+      window: 128,
+    }),
+    new TimeoutStrategy({ timeout: 200 }),
+    new RetryStrategy({
+      maxAttempts: 2,
+      retryOn: ['infrastructure'],
+      backoff: new BackoffStrategy({ base: 5, max: 50 }),
+    }),
+  ],
+});
+
+const base: SimulationOptions = {
+  policy,
+  seed: 42,
+  duration: 6000,
+  slo: 150,
+  replicas: 2,
+  downstream: { servers: 5, serviceTime: exponential(20), errorRate: steps([0, 0], [3000, 0.1]) },
+  load: { rate: 400, criticality: { NORMAL: 3, BEST_EFFORT: 1 } },
+};
+
+/** Everything but wall time, as comparable JSON. */
+function fingerprint(r: SimulationResult): string {
+  const log = r.log;
+  return JSON.stringify({
+    rows: [
+      Array.from(log.arrival.subarray(0, log.length)),
+      Array.from(log.end.subarray(0, log.length)),
+      Array.from(log.outcome.subarray(0, log.length)),
+    ],
+    labels: log.labels,
+    samples: r.samples,
+    events: r.events,
+    fired: r.eventsFired,
+  });
+}
+
+describe('simulate', () => {
+  it('same seed → identical results; another seed → different ones', async () => {
+    const a = await simulate(base);
+    const b = await simulate(base);
+    const c = await simulate({ ...base, seed: 43 });
+    expect(fingerprint(a)).toBe(fingerprint(b));
+    expect(fingerprint(a)).not.toBe(fingerprint(c));
+    expect(a.log.length).toBeGreaterThan(2000);
+  });
+
+  it("the fast 'tick' drain gives exactly the reference 'immediate' (setImmediate) result", async () => {
+    const tick = await simulate({ ...base, duration: 3000 });
+    const immediate = await simulate({ ...base, duration: 3000, drain: 'immediate' });
+    expect(fingerprint(tick)).toBe(fingerprint(immediate));
+  });
+
+  it('accounts for every request and exposes goodput, codes, per-replica and downstream totals', async () => {
+    const r = await simulate(base);
+    const s = summarize(r);
+    expect(s.requests).toBe(r.log.length);
+    expect(s.succeeded + s.rejectedTotal + s.failedTotal + s.unfinished).toBe(s.requests);
+    expect(s.goodput).toBeLessThanOrEqual(s.succeeded);
+    expect(s.latency.p99).toBeGreaterThanOrEqual(s.latency.p50);
+    expect(s.perReplica.map((p) => p.requests).reduce((x, y) => x + y, 0)).toBe(s.requests);
+    expect(s.byCriticality.requests[0]! + s.byCriticality.requests[2]!).toBe(s.requests);
+    // 10% errors after 3 s with one retry: the downstream sees more attempts than requests.
+    expect(s.failed['downstream_error'] ?? 0).toBeGreaterThan(0);
+    expect(r.events.retries).toBeGreaterThan(0);
+    // Every admitted request reaches the downstream once, plus once per retry — nothing lost or invented.
+    const all = summarize(r, 0, r.duration + 5000);
+    expect(all.downstream.attempts).toBe(all.requests - all.rejectedTotal + r.events.retries);
+    expect(r.capacity).toBe(250);
+    const ts = timeSeries(r);
+    expect(ts.t).toHaveLength(6);
+    expect(ts.offered.reduce((x, y) => x + y, 0)).toBe(s.requests);
+    const limits = r.samples.replicas[0]!.limit.filter((x) => x !== null);
+    expect(limits.length).toBeGreaterThan(10);
+    expect(Math.min(...limits)).toBeLessThan(40);
+  });
+
+  it('writes its default charts as SVG when asked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ballast-sim-'));
+    const r = await simulate({ ...base, duration: 2000, charts: { dir, name: 'demo' } });
+    expect(r.charts.map((p) => p.slice(dir.length + 1))).toEqual([
+      'demo-throughput.svg',
+      'demo-latency.svg',
+      'demo-limit.svg',
+    ]);
+    expect(readFileSync(r.charts[0]!, 'utf8')).toMatch(/^<svg[\s\S]*Throughput[\s\S]*<\/svg>$/);
+  });
+
+  it('rejects invalid options, naming each', async () => {
+    await expect(simulate({ ...base, replicas: 0, duration: -1 })).rejects.toThrow(
+      /replicas must be an integer.*duration must be > 0/,
+    );
+  });
+});
