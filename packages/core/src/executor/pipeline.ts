@@ -22,17 +22,20 @@ export async function runPipeline(inv: Invocation, lane: Lane): Promise<boolean>
   const e = inv.engine;
   const pr = inv.pr;
   const ks = inv.ks;
+  // One clock read serves every synchronous admission step (clock reads are a visible share of the hot path).
+  let now = e.clock.now();
 
   // 1. Rate limit: rejects at once, before a bulkhead slot or a breaker outcome is touched.
   const rp = pr.rateParams;
   if (rp !== undefined) {
     let r: RateLimitResult | Promise<RateLimitResult> | undefined;
-    if (e.rateStore === e.rateLocal) r = e.rateLocal.take(ks.key, rp, e.clock.now());
+    if (e.rateStore === e.rateLocal) r = e.rateLocal.take(ks.key, rp, now);
     else {
       r = await remote(inv, lane, e.rateStore, e.rateLocal, 'rateLimit', (s) =>
         s.take(ks.key, rp, e.clock.now()),
       );
       if (r === undefined) return false;
+      now = e.clock.now();
     }
     if (isPromiseLike(r)) r = await r;
     if (!r.ok) return reject(inv, lane, 'throttled', ErrorCode.RATE_LIMITED, r.retryAfter);
@@ -51,8 +54,9 @@ export async function runPipeline(inv: Invocation, lane: Lane): Promise<boolean>
         a = parked;
       }
       if (a !== true) return refuse(inv, lane, a);
+      now = e.clock.now();
     }
-    admittedAt = e.clock.now();
+    admittedAt = now;
   }
 
   // Everything below holds the bulkhead slot (if any); the finally block gives back exactly what was taken.
@@ -66,7 +70,7 @@ export async function runPipeline(inv: Invocation, lane: Lane): Promise<boolean>
     if (bp !== undefined) {
       let local = e.breakerStore === e.breakerLocal;
       let adm: BreakerAdmission | Promise<BreakerAdmission> | undefined;
-      if (local) adm = e.breakerLocal.acquire(ks.key, bp, e.clock.now());
+      if (local) adm = e.breakerLocal.acquire(ks.key, bp, now);
       else {
         lane.degraded = false;
         adm = await remote(inv, lane, e.breakerStore, e.breakerLocal, 'circuitBreaker', (s) =>
@@ -82,7 +86,6 @@ export async function runPipeline(inv: Invocation, lane: Lane): Promise<boolean>
       breaker = { local, generation: adm.generation, lease: adm.lease };
       if (lane.cancelled) return cancelled(lane);
     } else if (throttle !== undefined) {
-      const now = e.clock.now();
       const p = throttle.rejectionProbability(now);
       if (p > 0 && throttle.shouldReject(now, e.random())) {
         if (e.listening)

@@ -72,7 +72,7 @@ export class TimerQueue {
     else entry.next.prev = entry.prev;
     entry.prev = entry.next = entry.list = undefined;
     this.#size--;
-    if (list.head === undefined) this.#lists.delete(list.duration);
+    // Empty lists stay: durations are few (one per timeout option), and re-creating them per call costs more.
   }
 
   #arm(at: number): void {
