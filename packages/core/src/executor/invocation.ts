@@ -9,6 +9,7 @@ import { isPromiseLike, type Engine } from './engine';
 import { runHedged } from './hedge';
 import { Lane } from './lane';
 import { runPipeline } from './pipeline';
+import { unwatchSignal, watchSignal } from './signal-watch';
 import type { KeyState, PolicyRuntime } from './policy-runtime';
 import { REJECTION_CODES, rejection } from './rejections';
 
@@ -69,11 +70,8 @@ export class Invocation extends Lane {
       this.#emitCall('failure', started, err.code);
       throw err;
     }
-    let onAbort: (() => void) | undefined;
-    if (signal !== undefined) {
-      onAbort = () => this.cancelAll(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
+    // One shared listener per caller signal, not one per call (Node warns past 10 on one signal).
+    if (signal !== undefined) watchSignal(signal, this);
     let deadlineTimer: unknown;
     if (this.deadline !== undefined) {
       deadlineTimer = e.clock.setTimeout(
@@ -111,7 +109,7 @@ export class Invocation extends Lane {
       throw error;
     } finally {
       ks.inflight--;
-      if (onAbort !== undefined) signal!.removeEventListener('abort', onAbort);
+      if (signal !== undefined) unwatchSignal(signal, this);
       if (deadlineTimer !== undefined) e.clock.clearTimeout(deadlineTimer);
     }
   }
