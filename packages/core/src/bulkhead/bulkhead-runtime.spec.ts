@@ -256,6 +256,21 @@ describe('bulkhead runtime: exactly-once release', () => {
     expect(codeOf(runtime.acquire(2, undefined))).toBe('bulkhead_full');
   });
 
+  it('calls hooks as methods of their object', () => {
+    class Recorder implements BulkheadHooks {
+      readonly seen: string[] = [];
+      onShed(criticality: number, sojourn: number): void {
+        this.seen.push(`shed ${criticality} after ${sojourn}`);
+      }
+    }
+    const recorder = new Recorder();
+    const { runtime } = fixed({ maxConcurrency: 1, maxQueue: 1, prioritized: true }, recorder);
+    runtime.acquire(2, undefined);
+    park(runtime.acquire(1, undefined));
+    park(runtime.acquire(2, undefined));
+    expect(recorder.seen).toEqual(['shed 1 after 0']);
+  });
+
   it('keeps its bookkeeping when a hook throws', async () => {
     const throwing: BulkheadHooks = {
       onShed: () => {

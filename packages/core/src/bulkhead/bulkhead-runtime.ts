@@ -114,13 +114,29 @@ class Waiter implements ParkedAdmission {
   }
 }
 
-/** Calls a hook, swallowing its errors: a throwing listener must not leave a waiter unsettled or a slot leaked. */
-function callHook<A extends unknown[]>(hook: ((...args: A) => void) | undefined, ...args: A): void {
-  if (hook === undefined) return;
+/**
+ * Hooks are called as methods of the hooks object (they may use `this`). Their errors are swallowed: a throwing
+ * listener must not leave a waiter unsettled or a slot leaked, and bookkeeping is always done before a hook runs.
+ */
+function emitLimit(hooks: BulkheadHooks, limit: number): void {
   try {
-    hook(...args);
+    hooks.onLimit?.(limit);
   } catch {
-    // deliberately ignored: bookkeeping has already been done and must stay consistent
+    // deliberately ignored (see above)
+  }
+}
+function emitShed(hooks: BulkheadHooks, criticality: number, sojourn: number): void {
+  try {
+    hooks.onShed?.(criticality, sojourn);
+  } catch {
+    // deliberately ignored (see above)
+  }
+}
+function emitStoreError(hooks: BulkheadHooks, error: unknown): void {
+  try {
+    hooks.onStoreError?.(error);
+  } catch {
+    // deliberately ignored (see above)
   }
 }
 
@@ -165,7 +181,7 @@ export class QueuedBulkhead implements BulkheadRuntime {
         this.#syncLimit();
         this.#drain();
       },
-      onStoreError: (error) => callHook(this.#hooks.onStoreError, error),
+      onStoreError: (error) => emitStoreError(this.#hooks, error),
     });
     this.#limit = this.#controller.limit;
   }
@@ -245,7 +261,7 @@ export class QueuedBulkhead implements BulkheadRuntime {
     const next = this.#controller.limit;
     if (next === this.#limit) return;
     this.#limit = next;
-    callHook(this.#hooks.onLimit, next);
+    emitLimit(this.#hooks, next);
   }
 
   /**
@@ -279,6 +295,6 @@ export class QueuedBulkhead implements BulkheadRuntime {
     const sojourn = now - waiter.enqueuedAt;
     waiter.state = SETTLED;
     waiter.settle(bulkheadShed(this.#origin, waiter.criticality, sojourn));
-    callHook(this.#hooks.onShed, waiter.criticality, sojourn);
+    emitShed(this.#hooks, waiter.criticality, sojourn);
   }
 }
