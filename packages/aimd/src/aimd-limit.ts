@@ -45,6 +45,9 @@ export const DEFAULT_AIMD_OPTIONS = Object.freeze({
   window: 512,
 });
 
+/** Samples a fresh P² epoch needs before it has an estimate. */
+const WARM_SAMPLES = 5;
+
 const isFiniteNumber = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 
 /**
@@ -71,7 +74,8 @@ const isFiniteNumber = (x: unknown): x is number => typeof x === 'number' && Num
  */
 export class AimdLimit {
   readonly options: ResolvedAimdLimitOptions;
-  private current: number;
+  /** Initialised to a number, not left undefined, so V8 keeps the field unboxed: updates allocate nothing. */
+  private current = 0;
   private lastDecreaseAt = -Infinity;
   private readonly quantile: WindowedP2Quantile | undefined;
 
@@ -162,9 +166,8 @@ export class AimdLimit {
       breach = latencyMs > latencyThreshold;
     } else {
       quantile.add(latencyMs);
-      const estimate = quantile.value();
-      if (estimate === undefined) return 'hold';
-      breach = estimate > latencyThreshold;
+      if (quantile.count < WARM_SAMPLES) return 'hold'; // no estimate before five samples of the epoch
+      breach = quantile.exceeds(latencyThreshold);
     }
 
     if (breach) {

@@ -8,7 +8,7 @@ export class RingDeque<T> {
   private items: Array<T | undefined>;
   private times: Float64Array;
   private seqs: Float64Array;
-  private mask: number;
+  private mask = 0;
   private head = 0;
   private length = 0;
 

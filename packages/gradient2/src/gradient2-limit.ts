@@ -78,7 +78,8 @@ const isFiniteNumber = (x: unknown): x is number => typeof x === 'number' && Num
  */
 export class Gradient2Limit {
   readonly options: ResolvedGradient2LimitOptions;
-  private estimate: number;
+  /** Initialised to a number, not left undefined, so V8 keeps the field unboxed: updates allocate nothing. */
+  private estimate = 0;
   private readonly longRtt: LongRtt;
 
   constructor(options: Gradient2LimitOptions) {

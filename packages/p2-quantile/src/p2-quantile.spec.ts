@@ -193,3 +193,14 @@ describe('P2Quantile — properties', () => {
     );
   });
 });
+
+describe('P2Quantile.exceeds', () => {
+  it('answers value() > threshold, and false before five observations', () => {
+    const estimator = new P2Quantile(0.5);
+    for (const x of [1, 2, 3, 4]) estimator.add(x);
+    expect(estimator.exceeds(-100)).toBe(false);
+    estimator.add(5);
+    expect(estimator.exceeds(2.9)).toBe(true);
+    expect(estimator.exceeds(3)).toBe(false);
+  });
+});

@@ -15,8 +15,11 @@ describe('WindowedP2Quantile', () => {
       estimator.add(i);
       expect(estimator.value()).toBeUndefined();
     }
+    expect(estimator.exceeds(0)).toBe(false);
     estimator.add(5);
     expect(estimator.value()).toBe(3);
+    expect(estimator.exceeds(2)).toBe(true);
+    expect(estimator.exceeds(3)).toBe(false);
     expect(estimator.count).toBe(5);
   });
 

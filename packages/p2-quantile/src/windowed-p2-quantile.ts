@@ -89,6 +89,11 @@ export class WindowedP2Quantile {
     return this.older.value();
   }
 
+  /** `value() > threshold`, false while warming; allocation-free (see {@link P2Quantile.exceeds}). */
+  exceeds(threshold: number): boolean {
+    return this.older.exceeds(threshold);
+  }
+
   /** Opens a fresh epoch: both estimators and the rotation count start over. */
   reset(): void {
     this.older.reset();
