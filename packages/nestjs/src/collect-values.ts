@@ -1,0 +1,38 @@
+import type { CallContext } from '@ballast/core';
+import type { Observable, Subscription } from 'rxjs';
+
+/**
+ * Subscribes one attempt's observable and gathers what it emits (HTTP uses the last value; RPC and WS get every
+ * value back, in order, once the call has succeeded). When the attempt is aborted — timeout, lost hedge race,
+ * client gone — the subscription is torn down, which cancels observable work such as an HttpService request.
+ */
+export function collectValues(source: Observable<unknown>, ctx: CallContext): Promise<unknown[]> {
+  return new Promise<unknown[]>((resolve, reject) => {
+    const values: unknown[] = [];
+    let done = false;
+    let signal: AbortSignal | undefined;
+    const onAbort = (): void => {
+      subscription.unsubscribe();
+      reject(signal?.reason);
+    };
+    const subscription: Subscription = source.subscribe({
+      next: (value) => values.push(value),
+      error: (error: unknown) => {
+        done = true;
+        signal?.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+      complete: () => {
+        done = true;
+        signal?.removeEventListener('abort', onAbort);
+        resolve(values);
+      },
+    });
+    if (!done) {
+      // Read only when the work is really asynchronous: core creates the signal lazily, on first read.
+      signal = ctx.signal;
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    }
+  });
+}

@@ -1,0 +1,37 @@
+import type {
+  Classifier,
+  Clock,
+  PolicySpec,
+  Random,
+  ResiliencePolicy,
+  ResilienceStores,
+} from '@ballast/core';
+
+/**
+ * Names of request headers the interceptor reads (opt-in: nothing is read unless named). Meant for trusted,
+ * internal traffic — a public client could otherwise claim `CRITICAL`.
+ */
+export interface ResilienceHeadersOptions {
+  /** Header carrying the caller's remaining budget in ms, e.g. `x-deadline-budget-ms`; binds `withDeadline`. */
+  readonly deadline?: string | undefined;
+  /** Header carrying a criticality name or number, e.g. `x-criticality: CRITICAL`; binds `bindCriticality`. */
+  readonly criticality?: string | undefined;
+}
+
+/** A policy given as code or as its JSON spec (`policyFromSpec`), e.g. loaded from a config file. */
+export type PolicyDefinition = ResiliencePolicy | PolicySpec | Readonly<Record<string, unknown>>;
+
+/** Options of `ResilienceModule.forRoot` (or the object returned by `forRootAsync`'s factory). */
+export interface ResilienceModuleOptions {
+  /** Policies by code or JSON spec. The built-ins (`transient`, `occ`) always exist and may be overridden. */
+  readonly policies?: readonly PolicyDefinition[] | undefined;
+  /** Shared state, e.g. the Redis stores of `@ballast/redis`; in-memory by default. */
+  readonly stores?: ResilienceStores | undefined;
+  /** Time source; tests inject a FakeClock. */
+  readonly clock?: Clock | undefined;
+  readonly random?: Random | undefined;
+  /** Extends the default error classification. */
+  readonly classify?: Classifier | undefined;
+  readonly maxKeysPerPolicy?: number | undefined;
+  readonly headers?: ResilienceHeadersOptions | undefined;
+}

@@ -1,0 +1,136 @@
+import {
+  Inject,
+  Injectable,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { SSE_METADATA } from '@nestjs/common/constants';
+import { Reflector } from '@nestjs/core';
+import { Resilience } from '@ballast/core';
+import { Observable } from 'rxjs';
+import { collectValues } from './collect-values';
+import { abortOnClientDisconnect, requestHeader } from './client-disconnect';
+import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality.decorator';
+import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
+import type { ResilienceModuleOptions } from './resilience-module-options.interface';
+import { ResilienceBindingMetadata, type ResilienceBinding } from './resilient.decorator';
+import { inScope, parseBudget } from './request-scope';
+import { StreamGate } from './stream-gate';
+
+/** Everything the interceptor needs to know about one handler, read from metadata once and cached. */
+interface HandlerPlan {
+  readonly binding: ResilienceBinding | undefined;
+  readonly criticality: CriticalityLevel | undefined;
+  /** `@Sse()` handlers stream: only the breaker gates them (SPEC §9, like async-generator providers). */
+  readonly stream: boolean;
+}
+
+const noop = (): void => {};
+
+/**
+ * Runs `@Resilient` / `@Hedged` handlers inside `resilience.run`, for every execution context (HTTP, RPC, WS).
+ * Registered globally by `ResilienceModule` (APP_INTERCEPTOR). Each attempt re-subscribes `next.handle()`, which
+ * re-invokes the handler (Nest defers it), so retries and hedges really run the handler again and an observable
+ * handler is never re-subscribed after completion. On HTTP the client's disconnect aborts the call's signal.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class ResilienceInterceptor implements NestInterceptor {
+  readonly #plans = new WeakMap<object, HandlerPlan>();
+  readonly #deadlineHeader: string | undefined;
+  readonly #criticalityHeader: string | undefined;
+
+  constructor(
+    private readonly resilience: Resilience,
+    private readonly reflector: Reflector,
+    private readonly streams: StreamGate,
+    @Inject(RESILIENCE_MODULE_OPTIONS) options: ResilienceModuleOptions,
+  ) {
+    this.#deadlineHeader = options.headers?.deadline?.toLowerCase();
+    this.#criticalityHeader = options.headers?.criticality?.toLowerCase();
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const plan = this.#plan(context);
+    const http = context.getType() === 'http';
+    let budget: number | undefined;
+    let criticality = plan.criticality;
+    if (http && (this.#deadlineHeader !== undefined || this.#criticalityHeader !== undefined)) {
+      const request: unknown = context.switchToHttp().getRequest();
+      if (this.#deadlineHeader !== undefined)
+        budget = parseBudget(requestHeader(request, this.#deadlineHeader));
+      if (this.#criticalityHeader !== undefined)
+        criticality = parseCriticality(requestHeader(request, this.#criticalityHeader)) ?? criticality;
+    }
+    const binding = plan.binding;
+    if (binding === undefined) {
+      if (budget === undefined && criticality === undefined) return next.handle();
+      // No policy here, but the handler's own calls (decorated providers, resilience.run) see the deadline/level.
+      const clock = this.resilience.clock;
+      return new Observable((subscriber) =>
+        inScope(budget, criticality, clock, () => next.handle().subscribe(subscriber)),
+      );
+    }
+    const response: unknown = http ? context.switchToHttp().getResponse() : undefined;
+    if (plan.stream) return this.streams.gateObservable(binding, () => next.handle());
+    return this.#run(binding, next, response, http, budget, criticality);
+  }
+
+  #run(
+    binding: ResilienceBinding,
+    next: CallHandler,
+    response: unknown,
+    http: boolean,
+    budget: number | undefined,
+    criticality: CriticalityLevel | undefined,
+  ): Observable<unknown> {
+    return new Observable<unknown>((subscriber) => {
+      const controller = new AbortController();
+      const unwatch = http ? abortOnClientDisconnect(response, controller) : noop;
+      let settled = false;
+      const call = (): Promise<unknown[]> =>
+        this.resilience.run((ctx) => collectValues(next.handle(), ctx), {
+          policy: binding.policy,
+          route: binding.route,
+          hedge: binding.hedge,
+          signal: controller.signal,
+        });
+      inScope(budget, criticality, this.resilience.clock, call).then(
+        (values) => {
+          settled = true;
+          unwatch();
+          for (const value of values) subscriber.next(value);
+          subscriber.complete();
+        },
+        (error: unknown) => {
+          settled = true;
+          unwatch();
+          subscriber.error(error);
+        },
+      );
+      return () => {
+        // The consumer went away first (an RPC caller cancelled, a gateway disconnected): stop the work too.
+        if (settled) return;
+        unwatch();
+        controller.abort();
+      };
+    });
+  }
+
+  #plan(context: ExecutionContext): HandlerPlan {
+    const handler = context.getHandler();
+    let plan = this.#plans.get(handler);
+    if (plan === undefined) {
+      const targets = [handler, context.getClass()];
+      plan = {
+        binding: this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets),
+        criticality: this.reflector.getAllAndOverride(CriticalityMetadata, targets),
+        stream: this.reflector.get<boolean | undefined>(SSE_METADATA, handler) === true,
+      };
+      this.#plans.set(handler, plan);
+    }
+    return plan;
+  }
+}
