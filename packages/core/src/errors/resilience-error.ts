@@ -34,7 +34,11 @@ export const EXCEPTION_KINDS: readonly ExceptionKind[] = Object.freeze([
 ]);
 
 /** Kinds worth trying again (SPEC §5). */
-export const RETRYABLE_KINDS: readonly ExceptionKind[] = Object.freeze(['concurrency', 'infrastructure', 'throttled']);
+export const RETRYABLE_KINDS: readonly ExceptionKind[] = Object.freeze([
+  'concurrency',
+  'infrastructure',
+  'throttled',
+]);
 
 /** Stable codes of the rejections and failures Ballast raises itself. */
 export const ErrorCode = Object.freeze({
@@ -78,7 +82,10 @@ export class ResilienceError extends Error {
   declare readonly cause: unknown;
 
   constructor(init: ResilienceErrorInit) {
-    super(init.message ?? init.code ?? init.kind, init.cause === undefined ? undefined : { cause: init.cause });
+    super(
+      init.message ?? init.code ?? init.kind,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     this.name = 'ResilienceError';
     this.kind = init.kind;
     this.code = init.code ?? init.kind;

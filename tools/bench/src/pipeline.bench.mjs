@@ -1,0 +1,72 @@
+// Per-call overhead of Ballast's pipeline vs bare `await fn()` and vs cockatiel and opossum, measured the way
+// ../../shared/reference/peer-overhead.md recommends: a fresh process per (variant, round), interleaved rounds,
+// medians and ratios to the bare await measured in the same round. Writes the "pipeline" section of BENCHMARKS.md.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { machine, median, runChild, writeSection } from './lib/report.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const child = path.join(here, 'pipeline.child.mjs');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const CALLS = process.env.BENCH_CALLS ?? '200000';
+const variants = [
+  ['bare', 'bare `await fn()`'],
+  ['ballast-none', 'Ballast `run()`, policy with no strategies'],
+  ['ballast-retry', 'Ballast retry(3)'],
+  ['ballast-breaker', 'Ballast circuit breaker'],
+  ['ballast-timeout', 'Ballast timeout(1s)'],
+  ['ballast-rl-cb-retry-timeout', 'Ballast rate limit + breaker + retry + timeout'],
+  ['ballast-bulkhead-rl-cb-retry-timeout', 'Ballast bulkhead(100) + rate limit + breaker + retry + timeout'],
+  ['ballast-hedge', 'Ballast hedge (delay 1s, 2 attempts)'],
+  ['cockatiel-cb-retry-timeout', 'cockatiel `wrap(breaker, retry, timeout)`'],
+  ['cockatiel-bulkhead-cb-retry-timeout', 'cockatiel `wrap(bulkhead(100,0), breaker, retry, timeout)`'],
+  ['cockatiel-bulkhead', 'cockatiel `bulkhead(100, 0)`'],
+  ['opossum-cb-timeout', 'opossum breaker, timeout 1000'],
+];
+
+const results = new Map(variants.map(([v]) => [v, []]));
+const ratios = new Map(variants.map(([v]) => [v, []]));
+const env = machine();
+for (let round = 1; round <= ROUNDS; round++) {
+  const bareStart = runChild(child, ['bare', CALLS]).ns;
+  const row = {};
+  for (const [v] of variants.slice(1)) row[v] = runChild(child, [v, CALLS]).ns;
+  const bareEnd = runChild(child, ['bare', CALLS]).ns;
+  const bare = (bareStart + bareEnd) / 2;
+  results.get('bare').push(bare);
+  ratios.get('bare').push(1);
+  for (const [v, ns] of Object.entries(row)) {
+    results.get(v).push(ns);
+    ratios.get(v).push(ns / bare);
+  }
+  process.stderr.write(`round ${round}/${ROUNDS} done\n`);
+}
+const heap = {};
+for (const v of ['ballast-rl-cb-retry-timeout', 'ballast-bulkhead-rl-cb-retry-timeout']) {
+  heap[v] = runChild(child, [v, '100000', '20000', '--heap'], ['--expose-gc']).heap;
+}
+
+const bareMedian = median(results.get('bare'));
+let table =
+  '| variant | ns/call (median) | ratio vs bare (median) | overhead over bare (ns) |\n|---|---:|---:|---:|\n';
+for (const [v, label] of variants) {
+  const ns = median(results.get(v));
+  table += `| ${label} | ${ns.toFixed(0)} | ${median(ratios.get(v)).toFixed(2)} | ${(ns - bareMedian).toFixed(0)} |\n`;
+}
+const body = `## Pipeline overhead (\`@ballast/core\` vs peers)
+
+Sequential awaited calls of \`async () => 1\`; ${CALLS} calls per measurement after a warm-up, a fresh Node process
+per (variant, round), ${ROUNDS} interleaved rounds, medians; the ratio is against the bare await measured at the start
+and end of the same round. Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
+
+${table}
+Heap growth over 10⁶ further calls after a forced GC (\`--expose-gc\`): ${Object.entries(heap)
+  .map(([v, b]) => `${v}: ${(b / 1024).toFixed(0)} KiB`)
+  .join('; ')}.
+
+Rerun alone: \`npm run build && node tools/bench/src/pipeline.bench.mjs\` (env \`BENCH_ROUNDS\`, \`BENCH_CALLS\`).
+The cockatiel \`timeout\` creates an AbortController per call and aborts it on return (~13 µs on Node 20, see
+\`shared/reference/peer-overhead.md\` §5); Ballast creates the signal only when \`ctx.signal\` is read and never aborts on
+success. The machine is shared and noisy: trust ratios and medians, not single numbers.`;
+writeSection('pipeline', body);
+console.log(body);

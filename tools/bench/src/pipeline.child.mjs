@@ -1,0 +1,119 @@
+// One measurement in a fresh process: ns per sequential awaited call of one variant (peer-overhead.md method).
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+const [variant, callsArg, warmArg] = process.argv.slice(2);
+const CALLS = Number(callsArg ?? 200000);
+const WARM = Number(warmArg ?? 50000);
+const fn = async () => 1;
+
+function ballast() {
+  const c = require('@ballast/core');
+  const strategies = [
+    new c.RateLimitStrategy({ permits: 1e9, per: '1s' }),
+    new c.CircuitBreakerStrategy({
+      failureRatio: 0.5,
+      samplingWindow: '10s',
+      minThroughput: 5,
+      breakDuration: '10s',
+    }),
+    new c.RetryStrategy({ maxAttempts: 3, backoff: { base: 10, max: 1000 } }),
+    new c.TimeoutStrategy({ timeout: '1s' }),
+  ];
+  const policies = [
+    new c.ResiliencePolicy({ name: 'full', strategies }),
+    new c.ResiliencePolicy({
+      name: 'bulkhead',
+      strategies: [new c.BulkheadStrategy({ maxConcurrency: 100 }), ...strategies],
+    }),
+    new c.ResiliencePolicy({ name: 'nothing', strategies: [] }),
+    new c.ResiliencePolicy({ name: 'retry', strategies: [strategies[2]] }),
+    new c.ResiliencePolicy({ name: 'breaker', strategies: [strategies[1]] }),
+    new c.ResiliencePolicy({ name: 'timeout', strategies: [strategies[3]] }),
+    new c.ResiliencePolicy({
+      name: 'hedge',
+      strategies: [],
+      hedge: new c.HedgeStrategy({ delay: '1s', maxAttempts: 2 }),
+    }),
+  ];
+  return new c.Resilience({ policies });
+}
+
+function cockatiel(kind) {
+  const k = require('cockatiel');
+  const breaker = k.circuitBreaker(k.handleAll, {
+    halfOpenAfter: 10_000,
+    breaker: new k.SamplingBreaker({ threshold: 0.5, duration: 10_000, minimumRps: 5 }),
+  });
+  const retry = k.retry(k.handleAll, { maxAttempts: 3, backoff: new k.ExponentialBackoff() });
+  const timeout = k.timeout(1000, k.TimeoutStrategy.Cooperative);
+  if (kind === 'bulkhead') return k.wrap(k.bulkhead(100, 0), breaker, retry, timeout);
+  if (kind === 'bulkhead-only') return k.bulkhead(100, 0);
+  return k.wrap(breaker, retry, timeout);
+}
+
+function make() {
+  switch (variant) {
+    case 'bare':
+      return () => fn();
+    case 'ballast-none': {
+      const r = ballast();
+      const o = { policy: 'nothing' };
+      return () => r.run(fn, o);
+    }
+    case 'ballast-rl-cb-retry-timeout': {
+      const r = ballast();
+      const o = { policy: 'full' };
+      return () => r.run(fn, o);
+    }
+    case 'ballast-bulkhead-rl-cb-retry-timeout': {
+      const r = ballast();
+      const o = { policy: 'bulkhead' };
+      return () => r.run(fn, o);
+    }
+    case 'ballast-retry':
+    case 'ballast-breaker':
+    case 'ballast-timeout':
+    case 'ballast-hedge': {
+      const r = ballast();
+      const o = { policy: variant.slice('ballast-'.length) };
+      return () => r.run(fn, o);
+    }
+    case 'cockatiel-cb-retry-timeout': {
+      const p = cockatiel('');
+      return () => p.execute(fn);
+    }
+    case 'cockatiel-bulkhead-cb-retry-timeout': {
+      const p = cockatiel('bulkhead');
+      return () => p.execute(fn);
+    }
+    case 'cockatiel-bulkhead': {
+      const p = cockatiel('bulkhead-only');
+      return () => p.execute(fn);
+    }
+    case 'opossum-cb-timeout': {
+      const CircuitBreaker = require('opossum');
+      const b = new CircuitBreaker(fn, { timeout: 1000 });
+      return () => b.fire();
+    }
+    default:
+      throw new Error(`unknown variant ${variant}`);
+  }
+}
+
+const call = make();
+let sink = 0;
+for (let i = 0; i < WARM; i++) sink += await call();
+const t0 = process.hrtime.bigint();
+for (let i = 0; i < CALLS; i++) sink += await call();
+const ns = Number(process.hrtime.bigint() - t0) / CALLS;
+if (sink !== WARM + CALLS) throw new Error(`variant ${variant} returned wrong values`);
+let heap;
+if (process.argv.includes('--heap') && global.gc) {
+  global.gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < 1_000_000; i++) await call();
+  global.gc();
+  heap = process.memoryUsage().heapUsed - before;
+}
+console.log(JSON.stringify({ variant, ns, heap }));
+process.exit(0);
