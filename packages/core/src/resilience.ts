@@ -13,7 +13,6 @@ import type { BulkheadHooks } from './bulkhead';
 import type { Engine } from './executor/engine';
 import { Invocation } from './executor/invocation';
 import { PolicyRuntime, type KeyDeps } from './executor/policy-runtime';
-import { rejection } from './executor/rejections';
 import { TimerQueue } from './executor/timer-queue';
 import { createAdmin, type AdminHost } from './admin/resilience-admin';
 
@@ -133,22 +132,7 @@ export class Resilience {
       );
     }
     const ks = pr.key(options.route);
-    if (ks.forcedOpen) {
-      const err = rejection('infrastructure', ErrorCode.FORCED_OPEN, pr.policy.name, options.route);
-      const e = this.#engine;
-      if (e.listening) {
-        e.emit({ type: 'rejected', policy: pr.policy.name, route: options.route, code: err.code });
-        e.emit({
-          type: 'call',
-          policy: pr.policy.name,
-          route: options.route,
-          outcome: 'rejected',
-          duration: 0,
-          code: err.code,
-        });
-      }
-      return Promise.reject(err);
-    }
+    // A forced-open key is refused inside the invocation, before any strategy, so the fallback still applies.
     return new Invocation(
       this.#engine,
       pr,

@@ -84,7 +84,12 @@ export class Invocation extends Lane {
     ks.retryBudget?.onCall();
     ks.hedgeBudget?.onCall();
     try {
-      const ok = this.#hedging ? await runHedged(this) : await runPipeline(this, this);
+      // A forced-open key refuses before any strategy, but the fallback still covers it (it wraps everything).
+      const ok = this.ks.forcedOpen
+        ? this.#forcedOpen()
+        : this.#hedging
+          ? await runHedged(this)
+          : await runPipeline(this, this);
       if (ok) {
         this.#emitCall('success', started, undefined);
         return this.value;
@@ -99,7 +104,13 @@ export class Invocation extends Lane {
           if (on === undefined || on.includes(kind)) {
             if (e.listening)
               e.emit({ type: 'fallback', policy: this.policyName, route: this.route, error, kind });
-            const value = await fallback(error, this.#fallbackContext());
+            let value: unknown;
+            try {
+              value = await fallback(error, this.#fallbackContext());
+            } catch (fallbackError) {
+              this.#emitCall('failure', started, codeOf(fallbackError, e));
+              throw fallbackError;
+            }
             this.#emitCall('success', started, undefined);
             return value;
           }
@@ -178,17 +189,29 @@ export class Invocation extends Lane {
     return 'failure';
   }
 
+  #forcedOpen(): false {
+    const err = rejection('infrastructure', ErrorCode.FORCED_OPEN, this.policyName, this.route);
+    this.error = err;
+    this.rejected = true;
+    const e = this.engine;
+    if (e.listening) e.emit({ type: 'rejected', policy: this.policyName, route: this.route, code: err.code });
+    return false;
+  }
+
+  /**
+   * The last attempt's context — unless its signal was aborted for that attempt only (its timeout, a lost hedge):
+   * the fallback is new work and gets a live signal. After a deadline the aborted context is the right one.
+   */
   #fallbackContext(): CallContext {
-    return (
-      this.ctx ??
-      new AttemptContext(
-        this.attempts,
-        this.policyName,
-        this.route,
-        this.frameDeadline,
-        this.frameClock,
-        this.criticality,
-      )
+    const ctx = this.ctx;
+    if (ctx !== undefined && (!ctx.aborted || this.callerCancelled)) return ctx;
+    return new AttemptContext(
+      this.attempts,
+      this.policyName,
+      this.route,
+      this.frameDeadline,
+      this.frameClock,
+      this.criticality,
     );
   }
 

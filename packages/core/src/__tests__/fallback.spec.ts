@@ -1,0 +1,144 @@
+import { withDeadline } from '../context/deadline';
+import type { CallContext } from '../resilience-types';
+import { FallbackStrategy } from '../strategies/fallback-strategy';
+import { HedgeStrategy } from '../strategies/hedge-strategy';
+import { RateLimitStrategy } from '../strategies/rate-limit-strategy';
+import { TimeoutStrategy } from '../strategies/timeout-strategy';
+import { infraError, settle, setup } from './helpers';
+import { breaker, hang, kindError, policy, trackedController } from './kit';
+
+/** Fallback (SPEC §4, §11.11): wraps everything, hedge included; a per-call fallback wins over the policy's. */
+
+describe('fallback', () => {
+  it("the policy's fallback gets the final error and a context, for the kinds in `on`", async () => {
+    const seen: { error: unknown; ctx: CallContext }[] = [];
+    const { resilience, ofType } = setup([
+      policy('p', [], {
+        fallback: new FallbackStrategy({
+          fallback: (error, ctx) => {
+            seen.push({ error, ctx });
+            return 'substitute';
+          },
+          on: ['infrastructure'],
+        }),
+      }),
+    ]);
+    const boom = infraError();
+    await expect(resilience.run(() => Promise.reject(boom), { policy: 'p', route: 'r' })).resolves.toBe(
+      'substitute',
+    );
+    expect(seen[0]?.error).toBe(boom);
+    expect(seen[0]?.ctx).toMatchObject({ policy: 'p', route: 'r', attempt: 1 });
+    expect(ofType('fallback')).toEqual([
+      { type: 'fallback', policy: 'p', route: 'r', error: boom, kind: 'infrastructure' },
+    ]);
+    expect(ofType('call').map((e) => e.outcome)).toEqual(['success']);
+    const other = kindError('validation');
+    await expect(resilience.run(() => Promise.reject(other), { policy: 'p' })).rejects.toBe(other);
+    expect(ofType('fallback')).toHaveLength(1);
+  });
+
+  it('a per-call fallback works on any policy, catches every kind, and wins over the policy one', async () => {
+    const { resilience } = setup([
+      policy('p', [], {
+        fallback: new FallbackStrategy({ fallback: () => 'policy', on: ['infrastructure'] }),
+      }),
+    ]);
+    await expect(
+      resilience.run(() => Promise.reject(kindError('validation')), { policy: 'p', fallback: () => 'call' }),
+    ).resolves.toBe('call');
+    await expect(
+      resilience.run(() => Promise.reject(infraError()), { policy: 'p', fallback: async () => 'async call' }),
+    ).resolves.toBe('async call');
+    const { resilience: r2, clock } = setup([]);
+    const builtin = settle(
+      r2.run(() => Promise.reject(infraError()), { policy: 'transient', fallback: () => 'builtin' }),
+    );
+    await clock.advance(60_000); // after its three attempts and backoffs
+    expect(builtin.value).toBe('builtin');
+  });
+
+  it("covers Ballast's own rejections (open circuit, rate limit) and forced open", async () => {
+    const { resilience } = setup([
+      policy('p', [breaker({ minThroughput: 1 }), new RateLimitStrategy({ permits: 2, per: '1h' })]),
+    ]);
+    const fb = (e: unknown) => `fallback for ${(e as { code?: string }).code}`;
+    await resilience.run(() => Promise.reject(infraError()), { policy: 'p' }).catch(() => undefined);
+    const call = () => resilience.run(() => 'real', { policy: 'p', fallback: fb });
+    await expect(call()).resolves.toBe('fallback for circuit_open');
+    await expect(call()).resolves.toBe('fallback for rate_limited');
+    await resilience.admin.forceOpen('p');
+    await expect(call()).resolves.toBe('fallback for resilience_forced_open');
+  });
+
+  it('wraps the hedge: it runs once, after every hedged attempt failed', async () => {
+    const { resilience, clock } = setup([
+      policy('p', [], {
+        hedge: new HedgeStrategy({ delay: 10, maxAttempts: 3 }),
+        fallback: new FallbackStrategy({ fallback: () => 'after all hedges' }),
+      }),
+    ]);
+    let calls = 0;
+    const s = settle(
+      resilience.run(
+        async () => {
+          calls++;
+          await clock.sleep(100);
+          throw infraError();
+        },
+        { policy: 'p' },
+      ),
+    );
+    await clock.advance(200);
+    expect(calls).toBe(3);
+    expect(s.value).toBe('after all hedges');
+  });
+
+  it('is skipped when the caller aborted (the caller is gone); runs on deadline expiry', async () => {
+    const { resilience, clock } = setup([
+      policy('p', [], { fallback: new FallbackStrategy({ fallback: () => 'substitute' }) }),
+    ]);
+    const t = trackedController();
+    const why = new Error('caller left');
+    const s = settle(resilience.run(hang, { policy: 'p', signal: t.signal }));
+    await clock.advance(0);
+    t.ac.abort(why);
+    await clock.advance(0);
+    expect(s.error).toBe(why);
+    const d = settle(withDeadline(50, () => resilience.run(hang, { policy: 'p' }), clock));
+    await clock.advance(50);
+    expect(d.value).toBe('substitute');
+  });
+
+  it('a fallback that throws rejects the call with its error, and the call event is still emitted', async () => {
+    const { resilience, ofType } = setup([policy('p', [])]);
+    const fbError = new Error('fallback failed too');
+    await expect(
+      resilience.run(() => Promise.reject(infraError()), {
+        policy: 'p',
+        fallback: () => {
+          throw fbError;
+        },
+      }),
+    ).rejects.toBe(fbError);
+    expect(ofType('fallback')).toHaveLength(1);
+    expect(ofType('call')).toEqual([expect.objectContaining({ outcome: 'failure' })]);
+  });
+
+  it('after an attempt timeout the fallback gets a live signal, not the timed-out attempt one', async () => {
+    const { resilience, clock } = setup([policy('p', [new TimeoutStrategy({ timeout: 100 })])]);
+    let fallbackSignal: AbortSignal | undefined;
+    const s = settle(
+      resilience.run(hang, {
+        policy: 'p',
+        fallback: (_e, ctx) => {
+          fallbackSignal = ctx.signal;
+          return 'cached';
+        },
+      }),
+    );
+    await clock.advance(100);
+    expect(s.value).toBe('cached');
+    expect(fallbackSignal?.aborted).toBe(false);
+  });
+});
