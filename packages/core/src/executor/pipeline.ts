@@ -73,8 +73,17 @@ export async function runPipeline(inv: Invocation, lane: Lane): Promise<boolean>
       if (local) adm = e.breakerLocal.acquire(ks.key, bp, now);
       else {
         lane.degraded = false;
-        adm = await remote(inv, lane, e.breakerStore, e.breakerLocal, 'circuitBreaker', (s) =>
-          s.acquire(ks.key, bp, e.clock.now()),
+        adm = await remote(
+          inv,
+          lane,
+          e.breakerStore,
+          e.breakerLocal,
+          'circuitBreaker',
+          (s) => s.acquire(ks.key, bp, e.clock.now()),
+          // a probe lease granted after the lane was cancelled is handed straight back
+          (late) => {
+            if (late.admitted && late.lease !== undefined) inv.recordBreaker(false, late, 'release');
+          },
         );
         if (adm === undefined) return false;
         local = lane.degraded;
@@ -276,9 +285,15 @@ async function remote<S, T>(
   local: S,
   name: StoreName,
   op: (s: S) => T | Promise<T>,
+  late?: (value: T) => void,
 ): Promise<T | undefined> {
   try {
-    return await op(store);
+    const r = op(store);
+    if (!isPromiseLike(r)) return r;
+    const v = await storeWait(lane, r, late);
+    if (v !== CANCELLED) return v;
+    cancelled(lane);
+    return undefined;
   } catch (err) {
     const e = inv.engine;
     if (e.listening)
@@ -294,6 +309,43 @@ async function remote<S, T>(
     );
     return undefined;
   }
+}
+
+const CANCELLED: unique symbol = Symbol('cancelled');
+
+/**
+ * Awaits a store's answer unless the lane is cancelled first: a hanging store (a Redis without a command timeout)
+ * must not hold a caller abort, a deadline or a lost hedge. An answer arriving after that goes to `late`; a late
+ * failure is swallowed.
+ */
+function storeWait<T>(
+  lane: Lane,
+  answer: PromiseLike<T>,
+  late: ((value: T) => void) | undefined,
+): Promise<T | typeof CANCELLED> {
+  if (lane.cancelled) {
+    answer.then(late, () => undefined);
+    return Promise.resolve(CANCELLED);
+  }
+  return new Promise<T | typeof CANCELLED>((resolve, reject) => {
+    let done = false;
+    lane.wake = () => {
+      done = true;
+      resolve(CANCELLED);
+    };
+    answer.then(
+      (v) => {
+        if (done) return late?.(v);
+        lane.wake = undefined;
+        resolve(v);
+      },
+      (err: unknown) => {
+        if (done) return;
+        lane.wake = undefined;
+        reject(err);
+      },
+    );
+  });
 }
 
 function classOf(inv: Invocation, lane: Lane, ok: boolean): OutcomeClass {
