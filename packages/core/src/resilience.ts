@@ -107,7 +107,12 @@ export class Resilience {
         const old = this.#policies.get(policy.name)!;
         const next = new PolicyRuntime(policy, this.#maxKeys, engine);
         next.forcedAll = old.forcedAll;
-        for (const [route, ks] of old.keys) if (ks.forcedOpen) next.key(route).forcedOpen = true;
+        // Every route seen stays known (inspect lists it; an open breaker's key stays pinned), with fresh adaptive state.
+        for (const [route, ks] of old.keys) {
+          const fresh = next.key(route);
+          fresh.forcedOpen = ks.forcedOpen;
+          fresh.breakerState = ks.breakerState;
+        }
         this.#policies.set(policy.name, next);
       },
     };
