@@ -42,7 +42,7 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
     const policy = pr.policy;
     const snap: {
       -readonly [K in keyof ResilienceStateSnapshot]: ResilienceStateSnapshot[K];
-    } = { policy: policy.name, route: ks.key.route, forcedOpen: ks.forcedOpen };
+    } = { policy: policy.name, route: ks.key.route, forcedOpen: ks.forcedOpen || pr.forcedAll };
     if (pr.breakerParams !== undefined) {
       try {
         const b = await e.breakerStore.inspect(ks.key, pr.breakerParams, now);
@@ -79,8 +79,9 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
 
     async forceOpen(policy: string, route?: string): Promise<void> {
       const pr = need(policy);
+      // Route-less: one policy-wide flag (pins no key); a route: that key's own flag.
       if (route === undefined) pr.forcedAll = true;
-      for (const ks of keysOf(pr, route, route !== undefined)) ks.forcedOpen = true;
+      else pr.key(route).forcedOpen = true;
     },
 
     async clearForcedOpen(policy: string, route?: string): Promise<void> {

@@ -85,11 +85,12 @@ export class Invocation extends Lane {
     ks.hedgeBudget?.onCall();
     try {
       // A forced-open key refuses before any strategy, but the fallback still covers it (it wraps everything).
-      const ok = this.ks.forcedOpen
-        ? this.#forcedOpen()
-        : this.#hedging
-          ? await runHedged(this)
-          : await runPipeline(this, this);
+      const ok =
+        this.ks.forcedOpen || this.pr.forcedAll
+          ? this.#forcedOpen()
+          : this.#hedging
+            ? await runHedged(this)
+            : await runPipeline(this, this);
       if (ok) {
         this.#emitCall('success', started, undefined);
         return this.value;

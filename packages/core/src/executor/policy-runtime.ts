@@ -83,7 +83,10 @@ export class KeyState {
  */
 export class PolicyRuntime {
   readonly keys = new Map<string | undefined, KeyState>();
-  /** Route-less force-open: every route, including ones first seen later. */
+  /**
+   * Route-less force-open: every route, including ones first seen later. Checked at run time rather than copied
+   * onto each new key, so it pins no key against eviction (memory stays bounded while it is on).
+   */
   forcedAll = false;
   readonly breakerParams: BreakerParams | undefined;
   readonly rateParams: RateLimitParams | undefined;
@@ -124,7 +127,6 @@ export class PolicyRuntime {
     }
     if (this.keys.size >= this.maxKeys) this.#evictOne();
     ks = new KeyState(this.policy, route, this.deps);
-    if (this.forcedAll) ks.forcedOpen = true;
     this.keys.set(route, ks);
     return ks;
   }

@@ -1,0 +1,118 @@
+import { InMemoryCircuitBreakerStore } from '../stores/in-memory-circuit-breaker-store';
+import { InMemoryRateLimitStore } from '../stores/in-memory-rate-limit-store';
+import { BulkheadStrategy } from '../strategies/bulkhead-strategy';
+import { RateLimitStrategy } from '../strategies/rate-limit-strategy';
+import type { Resilience } from '../resilience';
+import { deferred, infraError, settle, setup } from './helpers';
+import { breaker, policy } from './kit';
+
+/** Per-policy key bound with eviction of idle keys only (SPEC §5; peers.md §5 item 7). */
+
+const limited = (maxKeysPerPolicy: number, extra: Parameters<typeof setup>[1] = {}) =>
+  setup(
+    [
+      policy('p', [new RateLimitStrategy({ permits: 1, per: '1h' }), breaker({ minThroughput: 1 })]),
+      policy('q', [new RateLimitStrategy({ permits: 1, per: '1h' })]),
+    ],
+    { maxKeysPerPolicy, ...extra },
+  );
+
+const routes = async (r: Resilience, p = 'p') => (await r.admin.inspect({ policy: p })).map((s) => s.route);
+/** A route whose token was spent answers rate_limited; an evicted (fresh) one answers 'fresh'. */
+const probe = (r: Resilience, route: string, p = 'p') =>
+  r.run(() => 'fresh', { policy: p, route }).catch((e: { code: string }) => e.code);
+
+describe('maxKeysPerPolicy', () => {
+  it('evicts an idle key past the bound; its state (and the stores’ state) starts over', async () => {
+    const { resilience } = limited(3);
+    for (const r of ['a', 'b', 'c']) await resilience.run(() => r, { policy: 'p', route: r });
+    expect(await routes(resilience)).toEqual(['a', 'b', 'c']);
+    await resilience.run(() => 'd', { policy: 'p', route: 'd' });
+    expect(await routes(resilience)).toHaveLength(3);
+    expect(await routes(resilience)).not.toContain('a');
+    expect(await probe(resilience, 'a')).toBe('fresh'); // a's spent token was forgotten with it
+  });
+
+  it('gives a recently used key a second chance (CLOCK)', async () => {
+    const { resilience } = limited(3);
+    for (const r of ['a', 'b', 'c', 'd']) await resilience.run(() => r, { policy: 'p', route: r }); // evicts a
+    await probe(resilience, 'b'); // touch b
+    await resilience.run(() => 'e', { policy: 'p', route: 'e' }); // c is the untouched one
+    expect(await routes(resilience)).toEqual(['b', 'd', 'e']);
+    expect(await probe(resilience, 'b')).toBe('rate_limited'); // b kept its state
+  });
+
+  it('is per policy', async () => {
+    const { resilience } = limited(2);
+    for (const r of ['a', 'b']) {
+      await resilience.run(() => r, { policy: 'p', route: r });
+      await resilience.run(() => r, { policy: 'q', route: r });
+    }
+    expect(await routes(resilience, 'p')).toEqual(['a', 'b']);
+    expect(await routes(resilience, 'q')).toEqual(['a', 'b']);
+  });
+
+  it('never evicts a busy, an open or a forced-open key', async () => {
+    const { resilience, clock } = limited(3);
+    const d = deferred();
+    const busy = settle(resilience.run(() => d.promise, { policy: 'p', route: 'busy' }));
+    await resilience.run(() => Promise.reject(infraError()), { policy: 'p', route: 'open' }).catch(() => 0);
+    await resilience.admin.forceOpen('p', 'forced');
+    for (let i = 0; i < 50; i++) await resilience.run(() => i, { policy: 'p', route: `idle${i}` });
+    const kept = await routes(resilience);
+    expect(kept.slice(0, 3)).toEqual(['busy', 'open', 'forced']);
+    expect(kept).toHaveLength(4); // the pinned three + one idle key at a time
+    d.resolve('done');
+    await clock.advance(0);
+    expect(busy.value).toBe('done');
+    const open = (await resilience.admin.inspect({ policy: 'p' })).find((x) => x.route === 'open');
+    expect(open?.breaker?.state).toBe('open');
+    await expect(resilience.run(() => 1, { policy: 'p', route: 'forced' })).rejects.toMatchObject({
+      code: 'resilience_forced_open',
+    });
+  });
+
+  it('memory stays bounded with 100k distinct routes: keys, breaker and rate-limit store entries', async () => {
+    const breakers = new InMemoryCircuitBreakerStore();
+    const buckets = new InMemoryRateLimitStore();
+    const { resilience, clock } = limited(64, { stores: { circuitBreaker: breakers, rateLimit: buckets } });
+    for (let i = 0; i < 100_000; i++) {
+      await resilience.run(() => i, { policy: 'p', route: `user-${i}` });
+    }
+    expect((await routes(resilience)).length).toBeLessThanOrEqual(64);
+    expect(breakers.size).toBeLessThanOrEqual(64);
+    expect(buckets.size).toBeLessThanOrEqual(64);
+    expect(clock.pendingTimers()).toBe(0); // no timer per key either
+  });
+
+  it('stays bounded while a route-less force-open covers every new route', async () => {
+    const { resilience } = limited(16);
+    await resilience.admin.forceOpen('p');
+    for (let i = 0; i < 1000; i++) {
+      await expect(resilience.run(() => i, { policy: 'p', route: `r${i}` })).rejects.toMatchObject({
+        code: 'resilience_forced_open',
+      });
+    }
+    expect((await routes(resilience)).length).toBeLessThanOrEqual(16);
+    expect((await resilience.admin.inspect({ policy: 'p' })).every((x) => x.forcedOpen)).toBe(true);
+    await resilience.admin.clearForcedOpen('p');
+    await expect(resilience.run(() => 'open again', { policy: 'p', route: 'r1' })).resolves.toBe(
+      'open again',
+    );
+  });
+
+  it('a bulkhead key holding queued waiters is busy and never evicted', async () => {
+    const { resilience, clock } = setup(
+      [policy('b', [new BulkheadStrategy({ maxConcurrency: 1, maxQueue: 5 })])],
+      { maxKeysPerPolicy: 2 },
+    );
+    const d = deferred();
+    settle(resilience.run(() => d.promise, { policy: 'b', route: 'hot' }));
+    const waiter = settle(resilience.run(() => 'served', { policy: 'b', route: 'hot' }));
+    for (let i = 0; i < 20; i++) await resilience.run(() => i, { policy: 'b', route: `cold${i}` });
+    d.resolve(1);
+    await clock.advance(0);
+    expect(waiter.value).toBe('served');
+    expect((await resilience.admin.inspect({ policy: 'b' }))[0]).toMatchObject({ route: 'hot', inUse: 0 });
+  });
+});
