@@ -1,6 +1,6 @@
 import { Criticality } from '@ballast/codel';
 import { contextStorage } from '../context/context-storage';
-import { ErrorCode, type ResilienceError } from '../errors/resilience-error';
+import { ErrorCode, ResilienceError } from '../errors/resilience-error';
 import { retryAfterOf } from '../errors/classify';
 import { outcomeClass, type OutcomeClass } from '../errors/outcome-class';
 import { isParked, type Admission, type ParkedAdmission } from '../bulkhead';
@@ -10,7 +10,7 @@ import { AttemptContext } from './attempt-context';
 import { isPromiseLike } from './engine';
 import type { Invocation } from './invocation';
 import type { Lane } from './lane';
-import { rejection } from './rejections';
+import { REJECTION_CODES, rejection } from './rejections';
 import { TimerEntry } from './timer-queue';
 
 /**
@@ -117,7 +117,12 @@ export async function runPipeline(inv: Invocation, lane: Lane): Promise<boolean>
       if (budget !== undefined && !budget.tryWithdraw()) return false;
       let delay = retry.backoff.delay(attempt, previousDelay, e.random);
       previousDelay = delay;
-      if (kind === 'throttled') {
+      // A throttled error's hint, and the one on Ballast's own rejections (a nested call's open circuit): waiting
+      // less would only hit the same refusal again.
+      if (
+        kind === 'throttled' ||
+        (lane.error instanceof ResilienceError && REJECTION_CODES.has(lane.error.code))
+      ) {
         const hint = retryAfterOf(lane.error);
         if (hint !== undefined && hint > delay) delay = hint;
       }

@@ -125,7 +125,8 @@ export class PolicyRuntime {
       ks.touched = true;
       return ks;
     }
-    if (this.keys.size >= this.maxKeys) this.#evictOne();
+    // Evict down to the bound, not just one: after a burst of busy (unevictable) keys the map returns to it.
+    while (this.keys.size >= this.maxKeys && this.#evictOne());
     ks = new KeyState(this.policy, route, this.deps);
     this.keys.set(route, ks);
     return ks;
@@ -135,7 +136,7 @@ export class PolicyRuntime {
    * CLOCK (second-chance) eviction over insertion order: amortised O(1) and no per-call reordering. Keys that are
    * busy, forced open or whose breaker is not closed are never evicted; if every key is pinned the map grows.
    */
-  #evictOne(): void {
+  #evictOne(): boolean {
     for (let pass = 0; pass < 2; pass++) {
       for (const [route, ks] of this.keys) {
         if (!ks.evictable) continue;
@@ -145,8 +146,9 @@ export class PolicyRuntime {
         }
         this.keys.delete(route);
         this.deps.evicted(ks.key);
-        return;
+        return true;
       }
     }
+    return false;
   }
 }

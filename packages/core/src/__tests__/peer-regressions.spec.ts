@@ -1,0 +1,449 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import fc from 'fast-check';
+import { systemClock } from '../time/clock';
+import { Resilience } from '../resilience';
+import { BackoffStrategy } from '../strategies/backoff-strategy';
+import { BulkheadStrategy } from '../strategies/bulkhead-strategy';
+import { HedgeStrategy } from '../strategies/hedge-strategy';
+import { RateLimitStrategy } from '../strategies/rate-limit-strategy';
+import { RetryStrategy } from '../strategies/retry-strategy';
+import { TimeoutStrategy } from '../strategies/timeout-strategy';
+import { withDeadline } from '../context/deadline';
+import type { CallContext } from '../resilience-types';
+import { deferred, infraError, settle, setup } from './helpers';
+import { breaker, codeOf, errorOf, hang, kindError, policy, trackedController } from './kit';
+
+/**
+ * One regression test per peer bug of peers.md §5 that applies to core (items 1–12, 18–22, 25), named after the
+ * issue. Most have a fuller counterpart in the suite of their concept; these are the compact, named proofs.
+ */
+
+const state = async (r: Resilience) => (await r.admin.inspect({ policy: 'p' }))[0]?.breaker?.state;
+const failOnce = (r: Resilience) => r.run(() => Promise.reject(infraError()), { policy: 'p' }).catch(() => 0);
+
+describe('peers.md §5 — breaker', () => {
+  it('1. half-open stampede (opossum #119, Polly #216): 1,000 concurrent calls → exactly k probes', async () => {
+    const { resilience, clock } = setup([policy('p', [breaker({ minThroughput: 1, halfOpenMaxCalls: 2 })])]);
+    await failOnce(resilience);
+    await clock.advance(5000);
+    let executions = 0;
+    const gate = deferred();
+    const runs = Array.from({ length: 1000 }, () =>
+      settle(resilience.run(() => (executions++, gate.promise), { policy: 'p' })),
+    );
+    await clock.advance(0);
+    expect(executions).toBe(2);
+    expect(runs.filter((r) => codeOf(r.error) === 'circuit_open')).toHaveLength(998);
+    gate.resolve('ok');
+    await clock.advance(0);
+  });
+
+  it('2. results overhanging into half-open (Polly #217) are ignored', async () => {
+    const { resilience, clock } = setup([policy('p', [breaker({ minThroughput: 1 })])]);
+    const old = deferred();
+    settle(resilience.run(() => old.promise, { policy: 'p' }));
+    await failOnce(resilience);
+    await clock.advance(5000);
+    const probe = deferred();
+    settle(resilience.run(() => probe.promise, { policy: 'p' }));
+    await clock.advance(0);
+    old.resolve('from closed');
+    await clock.advance(0);
+    expect(await state(resilience)).toBe('half_open');
+  });
+
+  it('3. never leaves OPEN (opossum #385): a late failure while open does not push the half-open time back', async () => {
+    const { resilience, clock } = setup([policy('p', [breaker({ minThroughput: 1 })])]);
+    const late = deferred();
+    settle(resilience.run(() => late.promise, { policy: 'p' }));
+    await failOnce(resilience); // open at t=0 until t=5000
+    await clock.advance(3000);
+    late.reject(infraError()); // a second failure while open
+    await clock.advance(2000);
+    await expect(resilience.run(() => 'probe', { policy: 'p' })).resolves.toBe('probe');
+    expect(await state(resilience)).toBe('closed');
+  });
+
+  it('4. an unhandled error (Polly #311, #717) during a probe releases the lease and moves nothing', async () => {
+    const { resilience, clock } = setup([policy('p', [breaker({ minThroughput: 1 })])]);
+    await failOnce(resilience);
+    await clock.advance(5000);
+    await resilience.run(() => Promise.reject(kindError('concurrency')), { policy: 'p' }).catch(() => 0);
+    expect(await state(resilience)).toBe('half_open');
+    await expect(resilience.run(() => 'next probe', { policy: 'p' })).resolves.toBe('next probe');
+  });
+
+  it('5. no off-by-one in the probe count (virtrigaud #96): N = 3 → exactly 3 probes, closed after 3 successes', async () => {
+    const { resilience, clock } = setup([policy('p', [breaker({ minThroughput: 1, halfOpenMaxCalls: 3 })])]);
+    await failOnce(resilience);
+    await clock.advance(5000);
+    const gates = [deferred(), deferred(), deferred()];
+    gates.forEach((g) => settle(resilience.run(() => g.promise, { policy: 'p' })));
+    await clock.advance(0);
+    expect(codeOf(await errorOf(resilience.run(() => 1, { policy: 'p' })))).toBe('circuit_open');
+    for (const [i, g] of gates.entries()) {
+      expect(await state(resilience)).toBe('half_open');
+      g.resolve(i);
+      await clock.advance(0);
+    }
+    expect(await state(resilience)).toBe('closed');
+  });
+
+  it('18. no false trip below minThroughput (opossum #481); samples leave the window exactly at the bucket edge', async () => {
+    const make = () =>
+      setup([policy('p', [breaker({ minThroughput: 4, failureRatio: 1, samplingWindow: '10s' })])]);
+    const inside = make();
+    await inside.clock.advance(500);
+    for (let i = 0; i < 3; i++) await failOnce(inside.resilience);
+    expect(await state(inside.resilience)).toBe('closed');
+    await inside.clock.advance(9499); // t = 9999: the t=500 bucket is still in the window
+    await failOnce(inside.resilience);
+    expect(await state(inside.resilience)).toBe('open');
+
+    const outside = make();
+    await outside.clock.advance(500);
+    for (let i = 0; i < 3; i++) await failOnce(outside.resilience);
+    await outside.clock.advance(9500); // t = 10000: ten buckets later, gone
+    await failOnce(outside.resilience);
+    expect(await state(outside.resilience)).toBe('closed');
+  });
+
+  it('19. wall-clock jumps (NTP) neither close a breaker nor refill a bucket: only the injected clock counts', async () => {
+    const { resilience } = setup([
+      policy('p', [new RateLimitStrategy({ permits: 1, per: '1h' }), breaker({ minThroughput: 1 })]),
+    ]);
+    await failOnce(resilience);
+    const now = jest.spyOn(Date, 'now').mockReturnValue(Date.now() + 365 * 24 * 3600 * 1000);
+    const perf = jest.spyOn(performance, 'now').mockReturnValue(performance.now() + 365 * 24 * 3600 * 1000);
+    try {
+      expect(codeOf(await errorOf(resilience.run(() => 1, { policy: 'p' })))).toBe('rate_limited');
+      expect(await state(resilience)).toBe('open');
+    } finally {
+      now.mockRestore();
+      perf.mockRestore();
+    }
+  });
+
+  it('22. own rejections are not breaker failures (resilience4j #1656); an open circuit is not retried (virtrigaud PR #70)', async () => {
+    const { resilience, clock, ofType } = setup([
+      policy('p', [
+        new RetryStrategy({ maxAttempts: 5, backoff: { base: 1, max: 1, jitter: 'none' } }),
+        breaker({ minThroughput: 1 }),
+        new BulkheadStrategy({ maxConcurrency: 1 }),
+      ]),
+    ]);
+    const d = deferred();
+    settle(resilience.run(() => d.promise, { policy: 'p' }));
+    for (let i = 0; i < 5; i++) await resilience.run(() => 1, { policy: 'p' }).catch(() => 0);
+    d.resolve(1);
+    await clock.advance(0);
+    expect(await state(resilience)).toBe('closed');
+    settle(resilience.run(() => Promise.reject(infraError()), { policy: 'p' }));
+    await clock.advance(10);
+    const retries = ofType('retry').length;
+    expect(codeOf(await errorOf(resilience.run(() => 1, { policy: 'p' })))).toBe('circuit_open');
+    expect(ofType('retry')).toHaveLength(retries);
+  });
+
+  it('22. an outer retry around a nested open circuit honours its retryAfter instead of hammering it', async () => {
+    const { resilience, clock, ofType } = setup([
+      policy('inner', [breaker({ minThroughput: 1, breakDuration: '5s' })]),
+      policy('outer', [
+        new RetryStrategy({ maxAttempts: 3, backoff: { base: 10, max: 10, jitter: 'none' } }),
+      ]),
+    ]);
+    await resilience.run(() => Promise.reject(infraError()), { policy: 'inner' }).catch(() => 0);
+    let innerCalls = 0;
+    const s = settle(
+      resilience.run(() => resilience.run(() => (innerCalls++, 'recovered'), { policy: 'inner' }), {
+        policy: 'outer',
+      }),
+    );
+    await clock.advance(5000);
+    expect(s.value).toBe('recovered');
+    expect(ofType('retry').map((e) => e.delay)).toEqual([5000]);
+    expect(innerCalls).toBe(1);
+  });
+});
+
+describe('peers.md §5 — cancellation, timers, memory', () => {
+  it('6. abort-listener leaks (cockatiel #69, #81): 10k executions on one parent signal → baseline', async () => {
+    const { resilience, clock } = setup([policy('p', [new TimeoutStrategy({ timeout: 100 })])]);
+    const t = trackedController();
+    for (let i = 0; i < 10_000; i++) await resilience.run(async () => i, { policy: 'p', signal: t.signal });
+    expect(t.nodeListeners()).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('6. timer leaks (cockatiel #11): with the system clock, no timer is left once calls settle', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const baseline = timers();
+    const resilience = new Resilience({
+      policies: [
+        policy(
+          'p',
+          [new TimeoutStrategy({ timeout: '30s' }), new BulkheadStrategy({ maxConcurrency: 100 })],
+          {
+            hedge: new HedgeStrategy({ delay: '10s', maxAttempts: 2 }),
+          },
+        ),
+      ],
+      clock: systemClock,
+    });
+    const ac = new AbortController();
+    const runs = Array.from({ length: 50 }, (_, i) =>
+      withDeadline('1m', () => resilience.run(async () => i, { policy: 'p', signal: ac.signal })),
+    );
+    await Promise.all(runs);
+    resilience.dispose();
+    expect(timers()).toBe(baseline);
+  });
+
+  it('6. ALS retention (@nestjs/throttler #2629): the attempt context is collectable after the call', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { resilience, clock } = setup([policy('p', [new TimeoutStrategy({ timeout: 100 })])]);
+    let ref: WeakRef<CallContext> | undefined;
+    await (async () => {
+      const s = settle(
+        resilience.run(
+          (ctx) => {
+            ref = new WeakRef(ctx);
+            return Promise.resolve(new Uint8Array(1 << 20));
+          },
+          { policy: 'p' },
+        ),
+      );
+      await clock.advance(0);
+      expect(s.done).toBe(true);
+    })();
+    for (let i = 0; i < 10 && ref!.deref() !== undefined; i++) {
+      await new Promise((r) => setImmediate(r));
+      gc();
+    }
+    expect(ref!.deref()).toBeUndefined();
+  });
+
+  it('7. unbounded per-key memory (@nestjs/throttler #2665): timers stay O(1) as keys grow', async () => {
+    const { resilience, clock } = setup([policy('p', [new TimeoutStrategy({ timeout: 100 })])], {
+      maxKeysPerPolicy: 100,
+    });
+    const runs = Array.from({ length: 5000 }, (_, i) =>
+      settle(resilience.run(hang, { policy: 'p', route: `k${i}` })),
+    );
+    expect(clock.pendingTimers()).toBe(1);
+    await clock.advance(100);
+    expect(runs.every((r) => r.done)).toBe(true);
+    // they were all busy when created, so the map grew; the next new key brings it back under the bound
+    await resilience.run(() => 'one more', { policy: 'p', route: 'next' });
+    expect((await resilience.admin.inspect({ policy: 'p' })).length).toBeLessThanOrEqual(100);
+  });
+
+  it('8. bulkhead permit leaks (failsafe #393, cockatiel #112): timed-out and aborted waiters eat no permit', async () => {
+    const { resilience, clock } = setup([
+      policy('p', [new BulkheadStrategy({ maxConcurrency: 1, maxQueue: 10 })]),
+    ]);
+    const holder = deferred();
+    settle(resilience.run(() => holder.promise, { policy: 'p' }));
+    const expiring = [0, 1, 2].map(() =>
+      settle(withDeadline(50, () => resilience.run(() => 'x', { policy: 'p' }), clock)),
+    );
+    const aborters = [0, 1, 2].map(() => trackedController());
+    const aborted = aborters.map((t) => settle(resilience.run(() => 'y', { policy: 'p', signal: t.signal })));
+    const live = settle(resilience.run(() => 'live', { policy: 'p' }));
+    await clock.advance(50);
+    aborters.forEach((t) => t.ac.abort(new Error('gone')));
+    await clock.advance(0);
+    expect([...expiring, ...aborted].every((r) => r.done)).toBe(true);
+    expect((await resilience.admin.inspect({ policy: 'p' }))[0]).toMatchObject({ inUse: 1, waiting: 1 });
+    holder.resolve(1);
+    await clock.advance(0);
+    expect(live.value).toBe('live');
+    expect((await resilience.admin.inspect({ policy: 'p' }))[0]).toMatchObject({ inUse: 0, waiting: 0 });
+  });
+
+  it('9. a timeout stops the work (resilience4j #905): signal aborted with our timeout error, late results swallowed', async () => {
+    const { resilience, clock } = setup([
+      policy('p', [new TimeoutStrategy({ timeout: 10 }), breaker({ minThroughput: 9 })]),
+    ]);
+    const late = deferred();
+    let signal: AbortSignal | undefined;
+    const s = settle(resilience.run((ctx) => ((signal = ctx.signal), late.promise), { policy: 'p' }));
+    await clock.advance(10);
+    expect(codeOf(signal!.reason)).toBe('attempt_timeout');
+    expect(s.error).toBe(signal!.reason);
+    late.reject(new Error('late'));
+    await clock.advance(0);
+    expect((await resilience.admin.inspect({ policy: 'p' }))[0]?.breaker?.calls).toBe(1);
+  });
+
+  it('10. an aborted controller is never reused (opossum #861)', async () => {
+    const { resilience, clock } = setup([policy('p', [new TimeoutStrategy({ timeout: 10 })])]);
+    const signals: AbortSignal[] = [];
+    settle(resilience.run((ctx) => (signals.push(ctx.signal), hang()), { policy: 'p' }));
+    await clock.advance(10);
+    await resilience.run((ctx) => signals.push(ctx.signal), { policy: 'p' });
+    expect(signals.map((x) => x.aborted)).toEqual([true, false]);
+  });
+
+  it('11. cancellation identity (Polly #3086, cockatiel #101): the caller reason itself, our timeout, a distinct hedge reason', async () => {
+    const { resilience, clock } = setup([
+      policy('p', [new TimeoutStrategy({ timeout: 1000 })], {
+        hedge: new HedgeStrategy({ delay: 10, maxAttempts: 2 }),
+      }),
+    ]);
+    const t = trackedController();
+    const reason = { why: 'a plain object reason' };
+    const signals: AbortSignal[] = [];
+    const s = settle(
+      resilience.run((ctx) => (signals.push(ctx.signal), hang()), { policy: 'p', signal: t.signal }),
+    );
+    await clock.advance(10);
+    t.ac.abort(reason);
+    await clock.advance(0);
+    expect(s.error).toBe(reason);
+    expect(signals.map((x) => x.reason)).toEqual([reason, reason]);
+    const w = deferred<string>();
+    const losers: AbortSignal[] = [];
+    const s2 = settle(
+      resilience.run(
+        (ctx) => (ctx.attempt && losers.length === 0 ? (losers.push(ctx.signal), hang()) : w.promise),
+        { policy: 'p' },
+      ),
+    );
+    await clock.advance(10);
+    w.resolve('won');
+    await clock.advance(0);
+    expect(s2.value).toBe('won');
+    expect(codeOf(losers[0]!.reason)).toBe('hedge_lost');
+  });
+});
+
+describe('peers.md §5 — hedging (item 12)', () => {
+  const hedged = () =>
+    setup([
+      policy('p', [new TimeoutStrategy({ timeout: 150 })], {
+        hedge: new HedgeStrategy({ delay: 100, maxAttempts: 2, budget: { ratio: 0.5 } }),
+      }),
+    ]);
+
+  async function race(r: ReturnType<typeof hedged>) {
+    const list: { ctx: CallContext; d: ReturnType<typeof deferred<string>> }[] = [];
+    const s = settle(
+      r.resilience.run(
+        (ctx) => {
+          const d = deferred<string>();
+          list.push({ ctx, d });
+          return d.promise;
+        },
+        { policy: 'p' },
+      ),
+    );
+    return { list, s };
+  }
+
+  it('losers are cancelled (Finagle #962) and children are cancelled after completion (failsafe-go #134)', async () => {
+    const r = hedged();
+    const { list, s } = await race(r);
+    await r.clock.advance(100);
+    list[1]!.d.resolve('hedge');
+    await r.clock.advance(0);
+    expect(s.value).toBe('hedge');
+    expect(list[0]!.ctx.signal.aborted).toBe(true);
+    expect(r.clock.pendingTimers()).toBe(0);
+  });
+
+  it("the winner's signal is not cancelled with the losers (failsafe-go #65)", async () => {
+    const r = hedged();
+    const { list } = await race(r);
+    await r.clock.advance(100);
+    list[1]!.d.resolve('hedge');
+    await r.clock.runAll();
+    expect(list[1]!.ctx.signal.aborted).toBe(false);
+  });
+
+  it('an inner timeout does not cancel the hedging (Polly PR #1340)', async () => {
+    const r = hedged();
+    const { list, s } = await race(r);
+    await r.clock.advance(150); // the primary's own timeout
+    expect(s.done).toBe(false);
+    list[1]!.d.resolve('hedge');
+    await r.clock.advance(0);
+    expect(s.value).toBe('hedge');
+  });
+
+  it('an exhausted budget does not kill in-flight attempts (failsafe-go #141)', async () => {
+    const r = hedged();
+    const first = await race(r);
+    await r.clock.advance(100);
+    first.list[1]!.d.resolve('spent the token');
+    await r.clock.advance(0);
+    const second = await race(r);
+    await r.clock.advance(120);
+    expect(second.list).toHaveLength(1);
+    expect(second.list[0]!.ctx.signal.aborted).toBe(false);
+    second.list[0]!.d.resolve('primary');
+    await r.clock.advance(0);
+    expect(second.s.value).toBe('primary');
+  });
+});
+
+describe('peers.md §5 — state and hygiene', () => {
+  it('20. backoff math never overflows (cockatiel #86): attempts up to 1e6 give finite delays in [0, max]', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('none', 'full', 'equal', 'decorrelated'),
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        fc.integer({ min: 1, max: 10_000 }),
+        (jitter, retry, r, base) => {
+          const b = new BackoffStrategy({ base, max: base * 100, multiplier: 3, jitter });
+          let previous = 0;
+          for (const n of [retry, retry + 1]) {
+            const d = b.delay(n, previous, () => r);
+            expect(Number.isFinite(d)).toBe(true);
+            expect(d).toBeGreaterThanOrEqual(0);
+            expect(d).toBeLessThanOrEqual(base * 100);
+            previous = d;
+          }
+        },
+      ),
+      { numRuns: 300, seed: 20 },
+    );
+  });
+
+  it('21. no shared mutable state leaks (cockatiel #113): mutating a rejection or a snapshot changes nothing live', async () => {
+    const { resilience } = setup([policy('p', [new RateLimitStrategy({ permits: 1, per: '1s' })])]);
+    await resilience.run(() => 1, { policy: 'p' });
+    const first = (await errorOf(resilience.run(() => 1, { policy: 'p' }))) as { retryAfter: number };
+    const expected = first.retryAfter;
+    first.retryAfter = -1;
+    const [snap] = await resilience.admin.inspect({ policy: 'p' });
+    (snap as { rateLimitTokens: number }).rateLimitTokens = 100;
+    const second = (await errorOf(resilience.run(() => 1, { policy: 'p' }))) as { retryAfter: number };
+    expect(second.retryAfter).toBe(expected);
+    expect(second).not.toBe(first);
+  });
+
+  it('25. no unhandled rejection from late failures: timed-out fn, hedge losers, throwing fallback, failing store', async () => {
+    const { resilience, clock } = setup([
+      policy('p', [new TimeoutStrategy({ timeout: 10 })], {
+        hedge: new HedgeStrategy({ delay: 5, maxAttempts: 3 }),
+      }),
+    ]);
+    const lates = Array.from({ length: 3 }, () => deferred());
+    let i = 0;
+    const s = settle(
+      resilience.run(() => lates[i++]!.promise, {
+        policy: 'p',
+        fallback: () => Promise.reject(new Error('fallback too')),
+      }),
+    );
+    await clock.advance(100);
+    lates.forEach((d) => d.reject(new Error('late')));
+    await clock.advance(0);
+    expect((s.error as Error).message).toBe('fallback too');
+    // the strict jest setup (tools/jest) fails this file on any unhandled rejection or process warning
+  });
+});
