@@ -131,7 +131,7 @@ export function renderLineChart(spec: LineChartSpec): string {
     {
       title: title(spec.title, spec.subtitle),
       legend: { bottom: 0, type: 'plain', textStyle: { fontSize: 11 } },
-      grid: { left: 70, right: spec.rightName === undefined ? 30 : 70, top: 60, bottom: 70 },
+      grid: { left: 70, right: spec.rightName === undefined ? 30 : 70, top: 80, bottom: 70 },
       xAxis: {
         type: 'value',
         name: spec.xName,
@@ -154,7 +154,7 @@ export function renderBarChart(spec: BarChartSpec): string {
     {
       title: title(spec.title, spec.subtitle),
       legend: { bottom: 0, textStyle: { fontSize: 11 } },
-      grid: { left: 70, right: 30, top: 60, bottom: 80 },
+      grid: { left: 70, right: 30, top: 80, bottom: 80 },
       xAxis: { type: 'category', data: [...spec.categories], axisLabel: { interval: 0, fontSize: 11 } },
       yAxis: {
         type: spec.logY === true ? 'log' : 'value',

@@ -53,6 +53,16 @@ describe('PoissonArrivals', () => {
     expect(frac((a) => a.replica === 2)).toBeCloseTo(0.5, 1);
   });
 
+  it('replica weights may be schedules: a replica joins mid-run', async () => {
+    const out = await collect(
+      new PoissonArrivals({ rate: 1000, replicaWeights: [1, steps([0, 0], [5000, 1])] }, 2, mulberry32(8)),
+      10_000,
+    );
+    expect(out.filter((x) => x.t < 5000 && x.a.replica === 1)).toHaveLength(0);
+    const late = out.filter((x) => x.t >= 5000);
+    expect(late.filter((x) => x.a.replica === 1).length / late.length).toBeCloseTo(0.5, 1);
+  });
+
   it('rejects bad options', () => {
     const r = mulberry32(1);
     expect(() => new PoissonArrivals({ rate: -1 }, 1, r)).toThrow(/rate/);

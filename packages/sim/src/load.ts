@@ -14,8 +14,11 @@ export interface LoadOptions {
   readonly criticality?: Partial<Record<CriticalityName, number>>;
   /** Each request's deadline budget in ms, bound with core's `withDeadline` (the caller gives up). Default none. */
   readonly deadline?: number;
-  /** Relative share of the arrivals each replica receives (load-balancer weights); default equal. */
-  readonly replicaWeights?: readonly number[];
+  /**
+   * Relative share of the arrivals each replica receives (load-balancer weights, each a schedule so a replica can
+   * join or leave mid-run); default equal.
+   */
+  readonly replicaWeights?: readonly Schedule[];
 }
 
 /** One arrival: which replica receives it and how critical it is. */
@@ -52,7 +55,8 @@ function pick(cum: readonly number[], u: number): number {
 export class PoissonArrivals {
   readonly #rate: Schedule;
   readonly #critCum: number[];
-  readonly #replicaCum: number[];
+  readonly #replicaWeights: readonly Schedule[];
+  readonly #staticReplicas: number[] | undefined;
 
   constructor(
     options: LoadOptions,
@@ -72,7 +76,11 @@ export class PoissonArrivals {
         `load.replicaWeights must have one weight per replica (${replicas}), got ${w.length}`,
       );
     }
-    this.#replicaCum = cumulative('load.replicaWeights', w);
+    w.forEach((x, i) => checkSchedule(`load.replicaWeights[${i}]`, x));
+    this.#replicaWeights = w;
+    this.#staticReplicas = w.every((x) => typeof x === 'number')
+      ? cumulative('load.replicaWeights', w as number[])
+      : undefined;
   }
 
   /** Schedules arrivals on `clock` from now until `until` (exclusive), calling `onArrival` for each. */
@@ -89,15 +97,21 @@ export class PoissonArrivals {
       }
       if (at >= until) return;
       clock.setTimeout(() => {
-        onArrival(this.#draw());
+        onArrival(this.#draw(clock.now()));
         next();
       }, gap);
     };
     next();
   }
 
-  #draw(): Arrival {
-    const replica = this.#replicaCum.length === 1 ? 0 : pick(this.#replicaCum, this.random());
+  #draw(now: number): Arrival {
+    const cum =
+      this.#staticReplicas ??
+      cumulative(
+        'load.replicaWeights',
+        this.#replicaWeights.map((w) => valueAt(w, now)),
+      );
+    const replica = cum.length === 1 ? 0 : pick(cum, this.random());
     const criticality = pick(this.#critCum, this.random()) as Criticality;
     return { replica, criticality };
   }

@@ -22,6 +22,8 @@ export interface Summary {
   readonly unfinished: number;
   /** Latency of successful requests, from arrival to response. */
   readonly latency: Percentiles;
+  /** Client-side wait (bulkhead queue) of requests whose first attempt started: its start − arrival. */
+  readonly queueWait: Percentiles;
   /** Per criticality 0..3 (BEST_EFFORT … CRITICAL). */
   readonly byCriticality: {
     readonly requests: number[];
@@ -29,12 +31,14 @@ export interface Summary {
     readonly rejected: number[];
     /** Rejections by the bulkhead (full or CoDel-shed): load shedding proper. */
     readonly shed: number[];
+    /** Longest client-side wait of a request that got to start. */
+    readonly maxQueueWait: number[];
   };
   /** Per replica: requests received, admitted (not rejected by Ballast), succeeded. */
   readonly perReplica: { readonly requests: number; readonly admitted: number; readonly succeeded: number }[];
   /** Downstream work in the window: attempts include retries and hedges. */
   readonly downstream: DownstreamCounters;
-  /** Downstream attempts per request (load amplification: 1 = none). */
+  /** Downstream attempts made for these requests, per request (load amplification: 1 = none). */
   readonly amplification: number;
 }
 
@@ -79,7 +83,8 @@ export function summarize(result: SimulationResult, from = 0, to = result.durati
   const rejected: Record<string, number> = {};
   const failed: Record<string, number> = {};
   const z = (): number[] => [0, 0, 0, 0];
-  const byCriticality = { requests: z(), succeeded: z(), rejected: z(), shed: z() };
+  const byCriticality = { requests: z(), succeeded: z(), rejected: z(), shed: z(), maxQueueWait: z() };
+  const waits: number[] = [];
   const perReplica = Array.from({ length: result.replicas }, () => ({
     requests: 0,
     admitted: 0,
@@ -90,15 +95,23 @@ export function summarize(result: SimulationResult, from = 0, to = result.durati
   let goodput = 0;
   let unfinished = 0;
   let rejectedTotal = 0;
+  let attempts = 0;
   let failedTotal = 0;
   for (let i = 0; i < log.length; i++) {
     const at = log.arrival[i]!;
     if (at < from || at >= to) continue;
     requests++;
+    attempts += log.attempts[i]!;
     const c = log.criticality[i]!;
     const rep = perReplica[log.replica[i]!]!;
     byCriticality.requests[c]!++;
     rep.requests++;
+    const adm = log.admitted[i]!;
+    if (!Number.isNaN(adm)) {
+      const w = adm - at;
+      waits.push(w);
+      if (w > byCriticality.maxQueueWait[c]!) byCriticality.maxQueueWait[c] = w;
+    }
     const o = log.outcome[i]!;
     if (o === RequestLog.SUCCESS) {
       const l = log.end[i]! - at;
@@ -143,10 +156,11 @@ export function summarize(result: SimulationResult, from = 0, to = result.durati
     failedTotal,
     unfinished,
     latency: percentiles(lat),
+    queueWait: percentiles(waits),
     byCriticality,
     perReplica,
     downstream,
-    amplification: requests === 0 ? NaN : downstream.attempts / requests,
+    amplification: requests === 0 ? NaN : attempts / requests,
   };
 }
 

@@ -8,6 +8,10 @@ export class RequestLog {
   arrival: Float64Array = new Float64Array(1024);
   /** Settlement time; NaN while in flight (and for requests still unfinished when the run stops). */
   end: Float64Array = new Float64Array(1024);
+  /** When the first attempt started (left the client-side queues: bulkhead wait = admitted − arrival); NaN if never. */
+  admitted: Float64Array = new Float64Array(1024);
+  /** Attempts that reached the downstream (retries and hedges included). */
+  attempts: Uint16Array = new Uint16Array(1024);
   /** Index into {@link RequestLog.labels}. */
   outcome: Uint8Array = new Uint8Array(1024);
   criticality: Uint8Array = new Uint8Array(1024);
@@ -32,6 +36,8 @@ export class RequestLog {
     if (i === this.arrival.length) this.#grow();
     this.arrival[i] = arrival;
     this.end[i] = NaN;
+    this.admitted[i] = NaN;
+    this.attempts[i] = 0;
     this.outcome[i] = RequestLog.UNFINISHED;
     this.replica[i] = replica;
     this.criticality[i] = criticality;
@@ -65,6 +71,7 @@ export class RequestLog {
     };
     this.arrival = f(this.arrival);
     this.end = f(this.end);
+    this.admitted = f(this.admitted);
     const o = new Uint8Array(size);
     o.set(this.outcome);
     this.outcome = o;
@@ -74,5 +81,8 @@ export class RequestLog {
     const r = new Uint16Array(size);
     r.set(this.replica);
     this.replica = r;
+    const at = new Uint16Array(size);
+    at.set(this.attempts);
+    this.attempts = at;
   }
 }

@@ -89,6 +89,7 @@ describe('simulate', () => {
     // Every admitted request reaches the downstream once, plus once per retry — nothing lost or invented.
     const all = summarize(r, 0, r.duration + 5000);
     expect(all.downstream.attempts).toBe(all.requests - all.rejectedTotal + r.events.retries);
+    expect(Math.round(all.amplification * all.requests)).toBe(all.downstream.attempts);
     expect(r.capacity).toBe(250);
     const ts = timeSeries(r);
     expect(ts.t).toHaveLength(6);

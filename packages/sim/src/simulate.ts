@@ -131,10 +131,11 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   // Reading ctx.signal allocates an AbortController; only do it when something can abort the attempt.
   const abortable =
     policy.timeout !== undefined || policy.hedge !== undefined || options.load.deadline !== undefined;
-  const call = abortable
-    ? (ctx: CallContext): Promise<void> => downstream.handle(ctx.signal)
-    : (): Promise<void> => downstream.handle();
   const runOptions: RunOptions<void> = { policy: policy.name };
+  const admitted = (id: number): void => {
+    if (Number.isNaN(log.admitted[id])) log.admitted[id] = clock.now();
+    log.attempts[id]!++;
+  };
   const deadline = options.load.deadline;
   let inflight = 0;
   const success = RequestLog.SUCCESS;
@@ -143,6 +144,15 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     const id = log.add(clock.now(), a.replica, a.criticality);
     const r = instances[a.replica]!;
     inflight++;
+    const call = abortable
+      ? (ctx: CallContext): Promise<void> => {
+          admitted(id);
+          return downstream.handle(ctx.signal);
+        }
+      : (): Promise<void> => {
+          admitted(id);
+          return downstream.handle();
+        };
     const run = (): Promise<void> => r.run(call, runOptions);
     const bounded = deadline === undefined ? run : (): Promise<void> => withDeadline(deadline, run, clock);
     const p = a.criticality === Criticality.NORMAL ? bounded() : bindCriticality(a.criticality, bounded);
