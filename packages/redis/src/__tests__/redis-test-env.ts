@@ -30,22 +30,31 @@ export function uniquePrefix(label: string): string {
   return `ballast-test-${label}-${process.pid}-${randomBytes(4).toString('hex')}`;
 }
 
-export function newClient(url = REDIS_URL): Redis {
-  const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
+export function newClient(
+  url = REDIS_URL,
+  options: { enableOfflineQueue?: boolean; lazyConnect?: boolean } = {},
+): Redis {
+  const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 2000, ...options });
   client.on('error', () => {}); // failures surface through the stores' typed errors
   return client;
 }
 
-/** Deletes every key under `prefix` (SCAN, never KEYS, so a shared Redis is not blocked). */
-export async function deleteKeys(client: Redis, prefix: string): Promise<number> {
+/** Keys matching a glob, by SCAN (never KEYS, so a shared Redis is not blocked). */
+export async function scanKeys(client: Redis, pattern: string): Promise<string[]> {
+  const found: string[] = [];
   let cursor = '0';
-  let deleted = 0;
   do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
     cursor = next;
-    if (keys.length > 0) deleted += await client.del(...keys);
+    found.push(...keys);
   } while (cursor !== '0');
-  return deleted;
+  return found;
+}
+
+/** Deletes every key under `prefix`. */
+export async function deleteKeys(client: Redis, prefix: string): Promise<number> {
+  const keys = await scanKeys(client, `${prefix}:*`);
+  return keys.length === 0 ? 0 : client.del(...keys);
 }
 
 /** Registers the one test shown when Redis is unreachable outside CI, so the file still reports why. */

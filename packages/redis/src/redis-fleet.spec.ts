@@ -1,0 +1,236 @@
+import { stateKey, type BreakerAdmission, type BreakerParams, type StateKey } from '@ballast/core';
+import type { Redis } from 'ioredis';
+import { Replica } from './__tests__/fleet-replica';
+import {
+  RUN_REDIS_TESTS,
+  deleteKeys,
+  newClient,
+  reportRedisUnreachable,
+  uniquePrefix,
+} from './__tests__/redis-test-env';
+import { redisCircuitBreakerStore, redisLatencyDigestStore, redisRateLimitStore } from './index';
+
+/** Milliseconds on the Redis server clock (the fleet's only clock). */
+async function serverNow(redis: Redis): Promise<number> {
+  const [s, us] = await redis.time();
+  return Number(s) * 1000 + Number(us) / 1000;
+}
+
+const params = (over: Partial<BreakerParams> = {}): BreakerParams => ({
+  failureRatio: 0.5,
+  samplingWindow: 60_000,
+  minThroughput: 4,
+  breakDuration: 60_000,
+  halfOpenMaxCalls: 1,
+  ...over,
+});
+
+async function trip(store: ReturnType<typeof redisCircuitBreakerStore>, key: StateKey, p: BreakerParams) {
+  for (let i = 0; i < p.minThroughput; i++) {
+    const a = await store.acquire(key, p, 0);
+    if (!a.admitted) throw new Error('rejected before the trip');
+    await store.record(key, p, a, 'failure', 0);
+  }
+}
+
+if (RUN_REDIS_TESTS) {
+  describe('a fleet sharing Redis', () => {
+    jest.setTimeout(60_000);
+    const prefix = uniquePrefix('fleet');
+    // Atomicity, not latency, is under test: a generous timeout keeps a loaded CI machine from failing a stampede.
+    const opts = { prefix, commandTimeout: 10_000 };
+    let n = 0;
+    const key = (): StateKey => stateKey(`fleet-${++n}`, 'payments');
+    let admin: Redis;
+    let clients: Redis[] = [];
+    beforeAll(() => {
+      admin = newClient();
+      clients = [newClient(), newClient(), newClient(), newClient()];
+    });
+    afterAll(async () => {
+      await deleteKeys(admin, prefix);
+      for (const c of [admin, ...clients]) c.disconnect();
+    });
+
+    describe('several clients in one process', () => {
+      const breakers = () => clients.map((c) => redisCircuitBreakerStore(c, opts));
+
+      it('a trip through one client rejects on all', async () => {
+        const [a, ...rest] = breakers();
+        const k = key();
+        await trip(a!, k, params());
+        for (const s of rest)
+          expect(await s.acquire(k, params(), 0)).toMatchObject({ admitted: false, state: 'open' });
+      });
+
+      it('grants exactly halfOpenMaxCalls probes to a stampede spread over four clients', async () => {
+        const stores = breakers();
+        const k = key();
+        // Open for 200 ms; the stampede's own params give probe leases a long life, so a slow machine cannot let
+        // one expire (and be re-granted, correctly) during the stampede.
+        await trip(stores[0]!, k, params({ breakDuration: 200 }));
+        await new Promise((r) => setTimeout(r, 220));
+        const p = params({ breakDuration: 60_000, halfOpenMaxCalls: 2 });
+        const results: BreakerAdmission[] = (
+          await Promise.all(
+            stores.map((s) =>
+              Promise.all(Array.from({ length: 300 }, async () => ({ ...(await s.acquire(k, p, 0)) }))),
+            ),
+          )
+        ).flat();
+        expect(results.filter((r) => r.admitted)).toHaveLength(2);
+        expect(results.filter((r) => r.transition !== undefined)).toHaveLength(1);
+      });
+
+      it('loses no update under concurrent records, takes and observations', async () => {
+        const k = key();
+        const p = params({ minThroughput: 1_000_000 });
+        const stores = breakers();
+        await Promise.all(
+          stores.map((s) =>
+            Promise.all(
+              Array.from({ length: 250 }, async (_, i) => {
+                const a = await s.acquire(k, p, 0);
+                if (a.admitted) await s.record(k, p, a, i % 5 === 0 ? 'failure' : 'success', 0);
+              }),
+            ),
+          ),
+        );
+        expect(await stores[0]!.inspect(k, p, 0)).toMatchObject({
+          state: 'closed',
+          calls: 1000,
+          failureRatio: 0.2,
+        });
+
+        const buckets = clients.map((c) => redisRateLimitStore(c, opts));
+        const rl = { permits: 1, per: 3_600_000, burst: 300 };
+        const taken = await Promise.all(
+          buckets.flatMap((s) => Array.from({ length: 250 }, async () => (await s.take(k, rl, 0)).ok)),
+        );
+        expect(taken.filter(Boolean)).toHaveLength(300);
+
+        const digests = clients.map((c) => redisLatencyDigestStore(c, opts));
+        const dp = { quantile: 0.5, window: 1000 };
+        await Promise.all(
+          digests.flatMap((s, j) =>
+            Array.from({ length: 250 }, (_, i) => s.observe(k, dp, 1 + j * 250 + i, 0)),
+          ),
+        );
+        const median = await digests[0]!.read(k, dp, 0);
+        expect(Math.abs(median! - 500) / 500).toBeLessThan(0.02);
+        expect(await admin.hget(`${prefix}:{${k.id}}:dd:0.5`, 'n')).toBe('0');
+      });
+    });
+
+    describe('separate Node processes', () => {
+      let replicas: Replica[] = [];
+      beforeAll(async () => {
+        // The first replica warms the transpile cache; the others then start in about a second.
+        const first = new Replica(opts);
+        await first.ready;
+        replicas = [first, new Replica(opts), new Replica(opts)];
+        await Promise.all(replicas.map((r) => r.ready));
+      }, 120_000);
+      afterAll(async () => {
+        await Promise.all(replicas.map((r) => r.stop()));
+      });
+      const wire = (k: StateKey) => ({ policy: k.policy, route: k.route });
+
+      it('a trip in one process rejects in every other', async () => {
+        const k = key();
+        const local = redisCircuitBreakerStore(admin, opts);
+        await trip(local, k, params());
+        for (const r of replicas) {
+          expect(await r.call('acquire', { key: wire(k), params: params() })).toMatchObject({
+            admitted: false,
+            state: 'open',
+          });
+        }
+        const k2 = key();
+        await replicas[0]!.call('stress', {
+          key: wire(k2),
+          params: params(),
+          count: 4,
+          concurrency: 1,
+          outcome: 'failure',
+        });
+        expect(await local.acquire(k2, params(), 0)).toMatchObject({ admitted: false, state: 'open' });
+      });
+
+      it('grants exactly halfOpenMaxCalls probes across processes under a concurrent stampede', async () => {
+        const k = key();
+        await trip(redisCircuitBreakerStore(admin, opts), k, params({ breakDuration: 1000 }));
+        // Each replica fires waves of 50 concurrent acquires for 1.4 s: through the rest of the open period and
+        // across the move to half-open at +1 s. The stampede's params give leases a long life, so none can expire
+        // (and be re-granted, correctly) on a slow machine before the stampede ends.
+        const p = params({ breakDuration: 60_000, halfOpenMaxCalls: 3 });
+        const results = await Promise.all(
+          replicas.map((r) =>
+            r.call<{ leases: string[]; transitions: number; rejected: number }>('stampede', {
+              key: wire(k),
+              params: p,
+              duration: 1400,
+              concurrency: 50,
+            }),
+          ),
+        );
+        const leases = results.flatMap((r) => r.leases);
+        expect(leases).toHaveLength(3);
+        expect(new Set(leases).size).toBe(3);
+        expect(results.reduce((sum, r) => sum + r.transitions, 0)).toBe(1);
+        expect(results.reduce((sum, r) => sum + r.rejected, 0)).toBeGreaterThan(100);
+      });
+
+      it("the fleet's admitted rate never exceeds permits/per · span + burst", async () => {
+        const k = key();
+        const p = { permits: 50, per: 1000, burst: 20 };
+        const start = await serverNow(admin);
+        const results = await Promise.all(
+          replicas.map((r) =>
+            r.call<{ admitted: number; attempts: number }>('flood', {
+              key: wire(k),
+              params: p,
+              duration: 2000,
+              concurrency: 4,
+            }),
+          ),
+        );
+        const span = (await serverNow(admin)) - start;
+        const admitted = results.reduce((sum, r) => sum + r.admitted, 0);
+        const attempts = results.reduce((sum, r) => sum + r.attempts, 0);
+        expect(admitted).toBeLessThanOrEqual((p.permits / p.per) * span + p.burst);
+        expect(admitted).toBeGreaterThanOrEqual(0.8 * (p.permits / p.per) * 2000);
+        expect(attempts).toBeGreaterThan(2 * admitted); // the limit was binding
+      });
+
+      it('shares one digest: every process feeds the same epochs', async () => {
+        const k = key();
+        const dp = { quantile: 0.9, window: 300 };
+        await Promise.all(
+          replicas.map((r, j) =>
+            r.call('observe-many', {
+              key: wire(k),
+              params: dp,
+              values: Array.from({ length: 100 }, (_, i) => 1 + j + 3 * i),
+            }),
+          ),
+        );
+        const p90 = await redisLatencyDigestStore(admin, opts).read(k, dp, 0);
+        expect(Math.abs(p90! - 270) / 270).toBeLessThan(0.02);
+      });
+
+      it('loses no update when processes record concurrently', async () => {
+        const k = key();
+        const p = params({ minThroughput: 1_000_000 });
+        await Promise.all(
+          replicas.map((r) =>
+            r.call('stress', { key: wire(k), params: p, count: 300, concurrency: 20, outcome: 'success' }),
+          ),
+        );
+        expect(await redisCircuitBreakerStore(admin, opts).inspect(k, p, 0)).toMatchObject({ calls: 900 });
+      });
+    });
+  });
+} else {
+  describe('a fleet sharing Redis', () => reportRedisUnreachable());
+}

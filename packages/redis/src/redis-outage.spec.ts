@@ -1,0 +1,258 @@
+import {
+  CircuitBreakerStrategy,
+  RateLimitStrategy,
+  Resilience,
+  ResiliencePolicy,
+  isResilienceError,
+  stateKey,
+  type BreakerParams,
+  type ResilienceEvent,
+} from '@ballast/core';
+import type { Redis } from 'ioredis';
+import { TcpProxy } from './__tests__/tcp-proxy';
+import {
+  REDIS_URL,
+  RUN_REDIS_TESTS,
+  deleteKeys,
+  newClient,
+  reportRedisUnreachable,
+  uniquePrefix,
+} from './__tests__/redis-test-env';
+import {
+  RedisStoreError,
+  redisCircuitBreakerStore,
+  redisLatencyDigestStore,
+  redisRateLimitStore,
+} from './index';
+
+const params: BreakerParams = {
+  failureRatio: 0.5,
+  samplingWindow: 60_000,
+  minThroughput: 4,
+  breakDuration: 60_000,
+  halfOpenMaxCalls: 1,
+};
+const TIMEOUT = 150;
+
+/** Awaits `p` and answers what it threw, with how long that took. */
+async function failure(p: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
+  const started = performance.now();
+  try {
+    await p;
+  } catch (error) {
+    return { error, ms: performance.now() - started };
+  }
+  throw new Error('expected a failure');
+}
+
+/** Polls `fn` until it resolves (a reconnecting client may fail a few times first). */
+async function eventually<T>(fn: () => Promise<T>, within = 10_000): Promise<T> {
+  const until = Date.now() + within;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (Date.now() > until) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+if (RUN_REDIS_TESTS) {
+  describe('Redis outages', () => {
+    jest.setTimeout(30_000);
+    const prefix = uniquePrefix('outage');
+    const target = new URL(REDIS_URL);
+    let proxy: TcpProxy;
+    let client: Redis; // through the proxy
+    let direct: Redis; // straight to Redis: the rest of the fleet
+    beforeAll(async () => {
+      proxy = await TcpProxy.start(target.hostname, Number(target.port || 6379));
+      client = newClient(proxy.url);
+      direct = newClient();
+      await client.ping();
+    });
+    afterEach(() => proxy.restore());
+    afterAll(async () => {
+      await deleteKeys(direct, prefix);
+      client.disconnect();
+      direct.disconnect();
+      await proxy.close();
+    });
+    let n = 0;
+    const key = () => stateKey(`outage-${++n}`, 'inventory');
+
+    it('throws the typed error within commandTimeout when Redis stops answering, and recovers with nothing lost', async () => {
+      const store = redisCircuitBreakerStore(client, { prefix, commandTimeout: TIMEOUT });
+      const fleet = redisCircuitBreakerStore(direct, { prefix });
+      const k = key();
+      for (let i = 0; i < 4; i++) {
+        const a = await fleet.acquire(k, params, 0);
+        if (a.admitted) await fleet.record(k, params, a, 'failure', 0);
+      }
+      proxy.stall();
+      const stalled = await failure(Promise.resolve(store.acquire(k, params, 0)));
+      expect(stalled.error).toBeInstanceOf(RedisStoreError);
+      expect(stalled.error).toMatchObject({ store: 'circuitBreaker', operation: 'acquire', timedOut: true });
+      expect(stalled.ms).toBeGreaterThanOrEqual(TIMEOUT - 5);
+      expect(stalled.ms).toBeLessThan(TIMEOUT + 500);
+      const rl = redisRateLimitStore(client, { prefix, commandTimeout: TIMEOUT });
+      const dd = redisLatencyDigestStore(client, { prefix, commandTimeout: TIMEOUT });
+      expect((await failure(rl.take(k, { permits: 1, per: 1000, burst: 1 }, 0))).error).toBeInstanceOf(
+        RedisStoreError,
+      );
+      expect((await failure(dd.observe(k, { quantile: 0.5, window: 10 }, 5, 0))).error).toBeInstanceOf(
+        RedisStoreError,
+      );
+      proxy.restore();
+      // the breaker tripped before the outage is still open: Redis kept the state
+      expect(await eventually(async () => store.acquire(k, params, 0))).toMatchObject({
+        admitted: false,
+        state: 'open',
+      });
+    });
+
+    it('fails within commandTimeout while the connection is cut and recovers on reconnect without a restart', async () => {
+      const store = redisRateLimitStore(client, { prefix, commandTimeout: TIMEOUT });
+      const k = key();
+      const p = { permits: 1, per: 3_600_000, burst: 10 };
+      expect((await store.take(k, p, 0)).ok).toBe(true);
+      proxy.cut();
+      for (let i = 0; i < 3; i++) {
+        const cut = await failure(store.take(k, p, 0));
+        expect(cut.error).toBeInstanceOf(RedisStoreError);
+        expect(cut.ms).toBeLessThan(TIMEOUT + 500);
+      }
+      proxy.restore();
+      let polls = 0;
+      const after = await eventually(() => {
+        polls++;
+        return store.take(k, p, 0);
+      });
+      expect(after.ok).toBe(true);
+      // ioredis's offline queue may still deliver timed-out takes after the reconnect (documented): the bucket
+      // never gains, and loses at most one token per call that timed out
+      expect(after.tokens).toBeGreaterThanOrEqual(10 - 2 - 3 - (polls - 1) - 1e-9);
+      expect(after.tokens).toBeLessThanOrEqual(10 - 2 + 1e-9);
+    });
+
+    it('with enableOfflineQueue: false, a cut fails at once and nothing runs late', async () => {
+      const strict = newClient(proxy.url, { enableOfflineQueue: false, lazyConnect: true });
+      try {
+        await strict.connect();
+        const store = redisRateLimitStore(strict, { prefix, commandTimeout: TIMEOUT });
+        const k = key();
+        const p = { permits: 1, per: 3_600_000, burst: 10 };
+        expect((await store.take(k, p, 0)).ok).toBe(true);
+        proxy.cut();
+        await eventually(async () => {
+          if (strict.status === 'ready') throw new Error('not noticed yet');
+        });
+        for (let i = 0; i < 3; i++) {
+          const cut = await failure(store.take(k, p, 0));
+          expect(cut.error).toMatchObject({ timedOut: false });
+          expect(cut.ms).toBeLessThan(TIMEOUT);
+        }
+        proxy.restore();
+        const after = await eventually(() => store.take(k, p, 0));
+        expect(after.tokens).toBeCloseTo(8, 2); // refill of 1 token per hour is negligible
+      } finally {
+        strict.disconnect();
+      }
+    });
+
+    it('recovers after the server kills the connection (CLIENT KILL)', async () => {
+      const own = newClient();
+      try {
+        const id = await own.client('ID');
+        const store = redisCircuitBreakerStore(own, { prefix, commandTimeout: TIMEOUT });
+        const k = key();
+        await store.acquire(k, params, 0);
+        expect(await direct.client('KILL', 'ID', String(id))).toBe(1);
+        expect(await eventually(async () => store.acquire(k, params, 0))).toMatchObject({
+          admitted: true,
+          state: 'closed',
+        });
+      } finally {
+        own.disconnect();
+      }
+    });
+
+    describe('through the executor (failOpenOnStoreError)', () => {
+      const breaker = new CircuitBreakerStrategy({
+        failureRatio: 0.5,
+        samplingWindow: '1m',
+        minThroughput: 4,
+        breakDuration: '1m',
+      });
+      const limit = new RateLimitStrategy({ permits: 100, per: '1s' });
+      const build = (failOpen: boolean) => {
+        const events: ResilienceEvent[] = [];
+        const resilience = new Resilience({
+          policies: [
+            new ResiliencePolicy({
+              name: 'orders',
+              strategies: [limit, breaker],
+              failOpenOnStoreError: failOpen,
+            }),
+          ],
+          stores: {
+            circuitBreaker: redisCircuitBreakerStore(client, { prefix, commandTimeout: TIMEOUT }),
+            rateLimit: redisRateLimitStore(client, { prefix, commandTimeout: TIMEOUT }),
+          },
+        });
+        resilience.on((e) => events.push(e));
+        return { resilience, events };
+      };
+
+      it('fails open: the call runs on local state and store_degraded is emitted', async () => {
+        const { resilience, events } = build(true);
+        const route = `open-${++n}`;
+        expect(await resilience.run(async () => 'ok', { policy: 'orders', route })).toBe('ok');
+        proxy.stall();
+        expect(await resilience.run(async () => 'still ok', { policy: 'orders', route })).toBe('still ok');
+        const degraded = events.filter((e) => e.type === 'store_degraded');
+        expect(degraded.length).toBeGreaterThanOrEqual(1);
+        expect(degraded[0]).toMatchObject({ policy: 'orders', route });
+        expect(degraded.every((e) => e.type === 'store_degraded' && e.error instanceof RedisStoreError)).toBe(
+          true,
+        );
+      });
+
+      it('fails closed: the call is refused with resilience_store_unavailable', async () => {
+        const { resilience } = build(false);
+        const route = `closed-${++n}`;
+        proxy.stall();
+        let ran = false;
+        const error = await resilience
+          .run(
+            async () => {
+              ran = true;
+            },
+            { policy: 'orders', route },
+          )
+          .catch((e: unknown) => e);
+        expect(ran).toBe(false);
+        expect(isResilienceError(error) && error.code).toBe('resilience_store_unavailable');
+        proxy.restore();
+        // back to normal: the fleet's state in Redis governs again
+        const fleet = redisCircuitBreakerStore(direct, { prefix });
+        const k = stateKey('orders', route);
+        for (let i = 0; i < 4; i++) {
+          const a = await fleet.acquire(k, params, 0);
+          if (a.admitted) await fleet.record(k, params, a, 'failure', 0);
+        }
+        const rejected = await eventually(async () => {
+          const e = await resilience
+            .run(async () => 'ran', { policy: 'orders', route })
+            .catch((x: unknown) => x);
+          if (isResilienceError(e) && e.code === 'resilience_store_unavailable') throw e; // still reconnecting
+          return e;
+        });
+        expect(isResilienceError(rejected) && rejected.code).toBe('circuit_open');
+      });
+    });
+  });
+} else {
+  describe('Redis outages', () => reportRedisUnreachable());
+}

@@ -1,0 +1,218 @@
+import { DDSketch } from '@datadog/sketches-js';
+import { isResilienceError, stateKey, type BreakerParams } from '@ballast/core';
+import type { Redis } from 'ioredis';
+import {
+  RUN_REDIS_TESTS,
+  deleteKeys,
+  newClient,
+  reportRedisUnreachable,
+  scanKeys,
+  uniquePrefix,
+} from './__tests__/redis-test-env';
+import {
+  RedisStoreError,
+  isRedisStoreError,
+  redisCircuitBreakerStore,
+  redisLatencyDigestStore,
+  redisRateLimitStore,
+  type RedisScriptClient,
+} from './index';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const breaker: BreakerParams = {
+  failureRatio: 0.5,
+  samplingWindow: 10_000,
+  minThroughput: 4,
+  breakDuration: 300,
+  halfOpenMaxCalls: 1,
+};
+
+describe('Redis store options', () => {
+  const fake: RedisScriptClient = { evalsha: async () => null, eval: async () => null };
+
+  it('reports every invalid option in one configuration error', () => {
+    let error: unknown;
+    try {
+      redisCircuitBreakerStore(fake, {
+        prefix: 'a{b}',
+        commandTimeout: '-1s',
+        time: 'wall' as 'server',
+        keyTtl: 10,
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(isResilienceError(error) && error.kind).toBe('configuration');
+    expect((error as Error).message).toMatch(/prefix must be .*; time must be .*; keyTtl must be/);
+    expect((error as Error).message).toMatch(/commandTimeout must be a duration/);
+  });
+
+  it('defaults: prefix ballast, 250 ms timeout, server clock, local cache off', () => {
+    expect(redisCircuitBreakerStore(fake).options).toEqual({
+      prefix: 'ballast',
+      commandTimeout: 250,
+      time: 'server',
+      keyTtl: 3_600_000,
+      localCacheTtl: 0,
+    });
+    expect(redisRateLimitStore(fake, { commandTimeout: '1s' }).options.commandTimeout).toBe(1000);
+  });
+
+  it('falls back to EVAL on NOSCRIPT and wraps client failures in RedisStoreError', async () => {
+    const calls: string[] = [];
+    const client: RedisScriptClient = {
+      evalsha: async () => {
+        calls.push('evalsha');
+        throw new Error('NOSCRIPT No matching script. Please use EVAL.');
+      },
+      eval: async () => {
+        calls.push('eval');
+        return [1, '3', '0'];
+      },
+    };
+    const store = redisRateLimitStore(client);
+    const key = stateKey('p', 'r');
+    expect(await store.take(key, { permits: 5, per: 1000, burst: 5 }, 0)).toEqual({ ok: true, tokens: 3 });
+    expect(calls).toEqual(['evalsha', 'eval']);
+    const broken = redisRateLimitStore({
+      evalsha: async () => {
+        throw new Error('READONLY You cannot write against a read only replica.');
+      },
+      eval: async () => null,
+    });
+    const error = await broken.take(key, { permits: 5, per: 1000, burst: 5 }, 0).catch((e: unknown) => e);
+    expect(isRedisStoreError(error)).toBe(true);
+    expect(error).toMatchObject({
+      store: 'rateLimit',
+      operation: 'take',
+      timedOut: false,
+      kind: 'infrastructure',
+    });
+    expect((error as RedisStoreError).code).toBe('resilience_store_unavailable');
+  });
+
+  it('never hangs: a client that never answers fails within commandTimeout', async () => {
+    const silent: RedisScriptClient = {
+      evalsha: () => new Promise(() => {}),
+      eval: () => new Promise(() => {}),
+    };
+    const store = redisLatencyDigestStore(silent, { commandTimeout: 50 });
+    const started = Date.now();
+    const error = await store
+      .read(stateKey('p', 'r'), { quantile: 0.9, window: 100 }, 0)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisStoreError);
+    expect(error).toMatchObject({ store: 'latencyDigest', timedOut: true });
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
+
+if (RUN_REDIS_TESTS) {
+  describe('Redis stores on the server clock', () => {
+    const prefix = uniquePrefix('stores');
+    let redis: Redis;
+    beforeAll(() => {
+      redis = newClient();
+    });
+    afterAll(async () => {
+      await deleteKeys(redis, prefix);
+      redis.disconnect();
+    });
+    let n = 0;
+    const key = () => stateKey(`server-${++n}`, 'orders-db');
+
+    it('trips, rejects for breakDuration of server time, then grants one probe', async () => {
+      const store = redisCircuitBreakerStore(redis, { prefix });
+      const k = key();
+      for (let i = 0; i < 4; i++) {
+        const a = await store.acquire(k, breaker, 0);
+        if (!a.admitted) throw new Error('rejected while closed');
+        await store.record(k, breaker, a, 'failure', 0);
+      }
+      const rejected = await store.acquire(k, breaker, 0);
+      expect(rejected.admitted).toBe(false);
+      expect(!rejected.admitted && rejected.retryAfter > 200 && rejected.retryAfter <= 300).toBe(true);
+      await sleep(320);
+      const probe = await store.acquire(k, breaker, 0);
+      expect(probe).toMatchObject({
+        admitted: true,
+        state: 'half_open',
+        transition: { from: 'open', to: 'half_open' },
+      });
+      expect((await store.acquire(k, breaker, 0)).admitted).toBe(false);
+      if (!probe.admitted) throw new Error('no probe');
+      expect((await store.record(k, breaker, probe, 'success', 0)).state).toBe('closed');
+    });
+
+    it('refills tokens on the server clock and answers a retryAfter within one token time', async () => {
+      const store = redisRateLimitStore(redis, { prefix });
+      const k = key();
+      const p = { permits: 20, per: 1000, burst: 2 };
+      expect((await store.take(k, p, 0)).ok).toBe(true);
+      expect((await store.take(k, p, 0)).ok).toBe(true);
+      const denied = await store.take(k, p, 0);
+      expect(!denied.ok && denied.retryAfter > 0 && denied.retryAfter <= 50).toBe(true);
+      await sleep(60);
+      expect((await store.take(k, p, 0)).ok).toBe(true);
+    });
+
+    it("estimates exactly what a sketches-js DDSketch of the epoch's samples answers", async () => {
+      const store = redisLatencyDigestStore(redis, { prefix });
+      const k = key();
+      const p = { quantile: 0.95, window: 500 };
+      const sketch = new DDSketch({ relativeAccuracy: 0.01 });
+      let last: number | undefined;
+      for (let i = 0; i < 500; i++) {
+        const x = i % 7 === 0 ? 0 : 1 + ((i * 7919) % 1000) / 3;
+        sketch.accept(x);
+        last = await store.observe(k, p, x, 0);
+      }
+      expect(last).toBe(sketch.getValueAtQuantile(0.95));
+      expect(await store.read(k, p, 0)).toBe(last);
+    });
+
+    it('lays keys out as <prefix>:{<id>}:… with a TTL on every key', async () => {
+      const k = stateKey('layout', 'a b/{c}');
+      const cb = redisCircuitBreakerStore(redis, { prefix });
+      const rl = redisRateLimitStore(redis, { prefix });
+      const dd = redisLatencyDigestStore(redis, { prefix });
+      const a = await cb.acquire(k, breaker, 0);
+      if (!a.admitted) throw new Error('rejected');
+      await cb.record(k, breaker, a, 'success', 0);
+      await rl.take(k, { permits: 1, per: 1000, burst: 1 }, 0);
+      await dd.observe(k, { quantile: 0.5, window: 10 }, 12, 0);
+      await dd.reset(k, 0);
+      const base = `${prefix}:{layout|a%20b%2F%7Bc%7D}`;
+      const keys = (await scanKeys(redis, `${prefix}:{layout*`)).sort();
+      expect(keys).toEqual(
+        [`${base}:cb`, `${base}:dd:0.5`, `${base}:dd:0.5:b`, `${base}:dd:r`, `${base}:rl`].sort(),
+      );
+      for (const name of keys) expect(await redis.pttl(name)).toBeGreaterThan(0);
+    });
+
+    it('with localCacheTtl, serves a cached closed state until it expires (documented staleness)', async () => {
+      const opts = { prefix, time: 'caller', localCacheTtl: 1000 } as const;
+      const cached = redisCircuitBreakerStore(redis, opts);
+      const other = redisCircuitBreakerStore(redis, { prefix, time: 'caller' });
+      const k = key();
+      const params = { ...breaker, breakDuration: 5000 };
+      const first = await cached.acquire(k, params, 0);
+      for (let i = 0; i < 4; i++) {
+        const a = await other.acquire(k, params, 0);
+        if (!a.admitted) throw new Error('rejected');
+        await other.record(k, params, a, 'failure', 0);
+      }
+      const stale = cached.acquire(k, params, 500);
+      expect(stale).not.toBeInstanceOf(Promise); // answered locally
+      expect(stale).toBe(first);
+      if (!first.admitted) throw new Error('rejected');
+      expect(await cached.record(k, params, first, 'success', 500)).toEqual({
+        state: 'open',
+        transition: undefined,
+      });
+      expect((await cached.acquire(k, params, 600)).admitted).toBe(false);
+    });
+  });
+} else {
+  describe('Redis stores on the server clock', () => reportRedisUnreachable());
+}

@@ -1,0 +1,164 @@
+// A replica for the multi-process fleet tests (src/redis-fleet.spec.ts). It runs the stores from their TypeScript
+// sources — no build needed, so it works in a clean CI clone: `.ts` files are transpiled on load with the
+// TypeScript compiler's transpileModule (syntax only, like ts-jest's isolatedModules), and `@ballast/*` resolves
+// to packages/*/src as in the Jest config. Protocol: JSON lines; {id, op, ...} on stdin, {id, result|error} out.
+'use strict';
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const Module = require('node:module');
+const ts = require('typescript');
+
+const root = path.resolve(__dirname, '..', '..', '..');
+const resolve = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  const m = /^@ballast\/([a-z0-9-]+)$/.exec(request);
+  return resolve.call(this, m ? path.join(root, 'packages', m[1], 'src', 'index.ts') : request, ...rest);
+};
+const compilerOptions = {
+  module: ts.ModuleKind.CommonJS,
+  target: ts.ScriptTarget.ES2022,
+  esModuleInterop: true,
+  experimentalDecorators: true,
+  emitDecoratorMetadata: true,
+  isolatedModules: true,
+};
+// Transpiled output is cached on disk by content hash: the first replica pays for transpiling, the others reuse it.
+const cacheDir = path.join(os.tmpdir(), 'ballast-fleet-child-cache');
+fs.mkdirSync(cacheDir, { recursive: true });
+require.extensions['.ts'] = (module, filename) => {
+  const source = fs.readFileSync(filename, 'utf8');
+  const hash = crypto.createHash('sha1').update(ts.version).update(filename).update(source).digest('hex');
+  const cached = path.join(cacheDir, `${hash}.js`);
+  let output;
+  try {
+    output = fs.readFileSync(cached, 'utf8');
+  } catch {
+    output = ts.transpileModule(source, { compilerOptions, fileName: filename }).outputText;
+    const temporary = `${cached}.${process.pid}.tmp`;
+    fs.writeFileSync(temporary, output);
+    fs.renameSync(temporary, cached); // atomic: a concurrent replica never reads half a file
+  }
+  module._compile(output, filename);
+};
+
+const { Redis } = require('ioredis');
+const { stateKey } = require('@ballast/core');
+const { redisCircuitBreakerStore, redisRateLimitStore, redisLatencyDigestStore } = require(
+  path.join(root, 'packages', 'redis', 'src', 'index.ts'),
+);
+
+const [url, optionsJson] = process.argv.slice(2);
+const options = JSON.parse(optionsJson);
+const client = new Redis(url, { maxRetriesPerRequest: 1 });
+client.on('error', () => {});
+const stores = {
+  cb: redisCircuitBreakerStore(client, options),
+  rl: redisRateLimitStore(client, options),
+  dd: redisLatencyDigestStore(client, options),
+};
+const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
+const keyOf = (k) => stateKey(k.policy, k.route ?? undefined);
+
+/** Fires waves of concurrent acquires for `duration` ms; reports the probe leases this replica won. */
+async function stampede({ key, params, duration, concurrency }) {
+  const k = keyOf(key);
+  const leases = [];
+  let transitions = 0;
+  let rejected = 0;
+  const until = Date.now() + duration;
+  while (Date.now() < until) {
+    const wave = await Promise.all(
+      Array.from({ length: concurrency }, async () => ({ ...(await stores.cb.acquire(k, params, 0)) })),
+    );
+    for (const a of wave) {
+      if (a.transition) transitions++;
+      if (a.admitted && a.lease) leases.push(a.lease);
+      else if (!a.admitted) rejected++;
+    }
+  }
+  return { leases, transitions, rejected };
+}
+
+/** `concurrency` loops taking tokens back to back for `duration` ms. */
+async function flood({ key, params, duration, concurrency }) {
+  const k = keyOf(key);
+  let admitted = 0;
+  let attempts = 0;
+  const until = Date.now() + duration;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < until) {
+        attempts++;
+        if ((await stores.rl.take(k, params, 0)).ok) admitted++;
+      }
+    }),
+  );
+  return { admitted, attempts };
+}
+
+/** `count` admitted calls recorded with `outcome`, `concurrency` at a time. */
+async function stress({ key, params, count, concurrency, outcome }) {
+  const k = keyOf(key);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        next++;
+        const a = await stores.cb.acquire(k, params, 0);
+        if (a.admitted) await stores.cb.record(k, params, a, outcome, 0);
+      }
+    }),
+  );
+  return { recorded: count };
+}
+
+async function handle(msg) {
+  switch (msg.op) {
+    case 'acquire':
+      return stores.cb.acquire(keyOf(msg.key), msg.params, 0);
+    case 'inspect':
+      return stores.cb.inspect(keyOf(msg.key), msg.params, 0);
+    case 'take':
+      return stores.rl.take(keyOf(msg.key), msg.params, 0);
+    case 'observe-many': {
+      let last;
+      for (const x of msg.values) last = await stores.dd.observe(keyOf(msg.key), msg.params, x, 0);
+      return last ?? null;
+    }
+    case 'stampede':
+      return stampede(msg);
+    case 'flood':
+      return flood(msg);
+    case 'stress':
+      return stress(msg);
+    case 'exit':
+      client.disconnect();
+      setImmediate(() => process.exit(0));
+      return 'bye';
+    default:
+      throw new Error(`unknown op ${msg.op}`);
+  }
+}
+
+let buffered = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  buffered += chunk;
+  let nl;
+  while ((nl = buffered.indexOf('\n')) >= 0) {
+    const line = buffered.slice(0, nl);
+    buffered = buffered.slice(nl + 1);
+    if (line.trim() === '') continue;
+    const msg = JSON.parse(line);
+    handle(msg).then(
+      (result) => send({ id: msg.id, result }),
+      (error) => send({ id: msg.id, error: String(error && error.stack ? error.stack : error) }),
+    );
+  }
+});
+client.ping().then(
+  () => send({ ready: true }),
+  (error) => send({ ready: false, error: String(error) }),
+);
