@@ -1,5 +1,36 @@
 import { Module } from '@nestjs/common';
+import { ResilienceAdminModule, ResilienceModule } from '@ballast/nestjs';
+import { AdminTokenGuard } from './admin-token.guard';
+import { BackendController } from './inventory/backend.controller';
+import { CatalogController } from './catalog/catalog.controller';
+import { DEMO_CLOCK, DemoConfigModule } from './demo-config';
+import { DEMO_POLICIES } from './demo-policies';
+import { DemoStores, DemoStoresModule } from './demo-stores';
 import { HealthController } from './health.controller';
+import { InventoryBackend } from './inventory/inventory-backend';
+import { InventoryClient } from './inventory/inventory.client';
+import { MetricsModule } from './metrics';
+import { OrdersController } from './orders/orders.controller';
+import type { Clock } from '@ballast/core';
 
-@Module({ controllers: [HealthController] })
+@Module({
+  imports: [
+    DemoConfigModule,
+    // forRootAsync: the stores (in-memory, or Redis when REDIS_URL is set) and the clock come from DI.
+    ResilienceModule.forRootAsync({
+      imports: [DemoStoresModule],
+      inject: [DemoStores, DEMO_CLOCK],
+      useFactory: (stores: DemoStores, clock: Clock) => ({
+        policies: DEMO_POLICIES,
+        stores: stores.stores,
+        clock,
+        headers: { deadline: 'x-deadline-budget-ms', criticality: 'x-criticality' },
+      }),
+    }),
+    ResilienceAdminModule.forRoot({ guard: AdminTokenGuard }),
+    MetricsModule,
+  ],
+  controllers: [HealthController, CatalogController, OrdersController, BackendController],
+  providers: [InventoryBackend, InventoryClient],
+})
 export class AppModule {}
