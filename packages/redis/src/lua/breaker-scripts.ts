@@ -85,7 +85,7 @@ export const BREAKER_RECORD = luaScript(
 local now, sw, minT, ratio = clock(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local bd, hmax, ttl = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local pg, lease, outcome = tonumber(ARGV[8]), ARGV[9], ARGV[10]
-local st = redis.call('HMGET', K, 's', 'g')
+local st = redis.call('HMGET', K, 's', 'g', 'sw', 'h', 'tc', 'tf')
 local s, g = st[1] or 'closed', tonumber(st[2] or '0')
 if pg ~= g or s == 'open' then return {s, ''} end
 if s == 'half_open' then
@@ -108,47 +108,60 @@ if s == 'half_open' then
   return {s, ''}
 end
 if outcome == 'release' then return {s, ''} end
-local fields = {'sw', 'h', 'tc', 'tf'}
-for i = 0, B - 1 do fields[#fields + 1] = 'c' .. i end
-for i = 0, B - 1 do fields[#fields + 1] = 'f' .. i end
-local v = redis.call('HMGET', K, unpack(fields))
-local h, tc, tf = tonumber(v[2]), tonumber(v[3] or '0'), tonumber(v[4] or '0')
-local c, f = {}, {}
-for i = 0, B - 1 do
-  c[i] = tonumber(v[5 + i] or '0')
-  f[i] = tonumber(v[5 + B + i] or '0')
-end
+local h, tc, tf = tonumber(st[4]), tonumber(st[5] or '0'), tonumber(st[6] or '0')
 local idx = math.floor(now / (sw / B))
-if h == nil or tonumber(v[1]) ~= sw or idx - h >= B then
-  for i = 0, B - 1 do c[i] = 0; f[i] = 0 end
+-- Only the bucket counts that matter are read, and only changed fields are written back: a record in the current
+-- bucket reads two counts and writes four fields.
+local out = {}
+local function put(name, value)
+  out[#out + 1] = name
+  out[#out + 1] = value
+end
+local slot
+local count, fails = 0, 0
+if h == nil or tonumber(st[3]) ~= sw or idx - h >= B then
+  for i = 0, B - 1 do
+    put('c' .. i, 0)
+    put('f' .. i, 0)
+  end
   tc, tf, h = 0, 0, idx
+  put('sw', fmt(sw))
+  put('h', fmt(h))
+  slot = h % B
 elseif idx > h then
+  local names = {}
   for k = h + 1, idx do
-    local slot = k % B
-    tc = tc - c[slot]
-    tf = tf - f[slot]
-    c[slot] = 0
-    f[slot] = 0
+    names[#names + 1] = 'c' .. (k % B)
+    names[#names + 1] = 'f' .. (k % B)
+  end
+  local old = redis.call('HMGET', K, unpack(names))
+  for i = 1, #names, 2 do
+    tc = tc - tonumber(old[i] or '0')
+    tf = tf - tonumber(old[i + 1] or '0')
+    put(names[i], 0)
+    put(names[i + 1], 0)
   end
   h = idx
+  put('h', fmt(h))
+  slot = h % B
+else
+  slot = h % B
+  local cur = redis.call('HMGET', K, 'c' .. slot, 'f' .. slot)
+  count, fails = tonumber(cur[1] or '0'), tonumber(cur[2] or '0')
 end
-local slot = h % B
-c[slot] = c[slot] + 1
+count = count + 1
 tc = tc + 1
+put('c' .. slot, count)
 if outcome == 'failure' then
-  f[slot] = f[slot] + 1
+  fails = fails + 1
   tf = tf + 1
+  put('f' .. slot, fails)
 end
+put('tc', tc)
+put('tf', tf)
 if tf > 0 and tc >= minT and tf / tc >= ratio then
   moveTo('open', g + 1, now + bd, ttl)
   return {'open', 'closed'}
-end
-local out = {'sw', fmt(sw), 'h', fmt(h), 'tc', tc, 'tf', tf}
-for i = 0, B - 1 do
-  out[#out + 1] = 'c' .. i
-  out[#out + 1] = c[i]
-  out[#out + 1] = 'f' .. i
-  out[#out + 1] = f[i]
 end
 redis.call('HSET', K, unpack(out))
 redis.call('PEXPIRE', K, ttl)
