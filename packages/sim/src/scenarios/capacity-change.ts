@@ -169,6 +169,10 @@ export async function capacityChangeScenario(
       ),
       '',
       checksTable(checks),
+      '',
+      `AIMD's way down is bounded by its cooldown (one ×0.9 cut per second); its way up is additive per sample, so ` +
+        `fast at this traffic. Gradient2 sits at its maximum in every phase and follows nothing — the creeping-limit ` +
+        `behaviour investigated in scenario 1.`,
     ].join('\n'),
   };
 }

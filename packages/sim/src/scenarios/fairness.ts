@@ -35,7 +35,7 @@ export interface FairnessMetrics {
 }
 
 const REPLICAS = 4;
-const SERVERS = 20;
+const SERVERS = 10;
 const SERVICE = lognormal({ median: 18, sigma: 0.5 });
 
 /** Admitted (not rejected by Ballast) requests per replica per `bucket` ms, by arrival time. */

@@ -28,10 +28,12 @@ export interface HedgingMetrics {
 
 const BASE = lognormal({ median: 10, sigma: 0.3 });
 const SERVICE = withStragglers(BASE, { probability: 0.01, factor: 10 });
+const SERVERS = 50;
+const RATE = 500;
 
 /**
  * Scenario 4 — hedged requests ("The Tail at Scale", Dean & Barroso 2013) against a lognormal service with 1% of
- * requests 10× slower. The downstream has ample servers (~12% busy), so a hedge usually lands on an idle one;
+ * requests 10× slower. The downstream has ample servers (~11% busy), so a hedge usually lands on an idle one;
  * losers are aborted and free their server at once. Compared: no hedge, a fixed 25 ms delay, and an adaptive delay
  * at the observed p95 of primary latency (so ~5% of requests hedge).
  */
@@ -43,8 +45,8 @@ export async function hedgingScenario(scale: ScenarioScale): Promise<ScenarioOut
         strategies: [],
         ...(hedge === undefined ? {} : { hedge }),
       }),
-      downstream: { servers: 100, serviceTime: SERVICE },
-      load: { rate: 1000 },
+      downstream: { servers: SERVERS, serviceTime: SERVICE },
+      load: { rate: RATE },
       duration: scale.duration,
       seed: scale.seed,
     });
@@ -99,7 +101,7 @@ export async function hedgingScenario(scale: ScenarioScale): Promise<ScenarioOut
         alt: 'p50, p99 and p99.9 latency with and without hedging',
         svg: renderBarChart({
           title: 'Tail latency with and without hedging',
-          subtitle: `${SERVICE.label}; 1000 req/s`,
+          subtitle: `${SERVICE.label}; ${RATE} req/s`,
           categories: variants.map((v) => `${v.name} (+${pct(v.extraLoad)} load)`),
           yName: 'ms',
           series: [
@@ -111,8 +113,8 @@ export async function hedgingScenario(scale: ScenarioScale): Promise<ScenarioOut
       },
     ],
     markdown: [
-      `Downstream: 100 servers, service time ${SERVICE.label}; load 1000 req/s (≈ ${Math.round(SERVICE.mean)} of 100 ` +
-        `servers busy, by Little's law). \`maxAttempts: 2\`. The adaptive delay is the windowed P² estimate of the primary attempts' p95, clamped ` +
+      `Downstream: ${SERVERS} servers, service time ${SERVICE.label}; load ${RATE} req/s (≈ ` +
+        `${Math.round((RATE * SERVICE.mean) / 1000)} of ${SERVERS} servers busy, by Little's law). \`maxAttempts: 2\`. The adaptive delay is the windowed P² estimate of the primary attempts' p95, clamped ` +
         `to [2, 100] ms (25 ms until warm). Extra load = downstream attempts per request − 1 (a loser that is aborted ` +
         `still counts: it was sent).`,
       '',
