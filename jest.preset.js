@@ -19,7 +19,7 @@ for (const n of names)
   moduleNameMapper[`^@ballast/${n}$`] = path.join(__dirname, 'packages', n, 'src', 'index.ts');
 
 module.exports = {
-  testEnvironment: 'node',
+  testEnvironment: path.join(__dirname, 'tools', 'jest', 'strict-environment.js'),
   testMatch: ['<rootDir>/src/**/*.spec.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] },

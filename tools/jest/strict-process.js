@@ -16,5 +16,8 @@ afterAll(async () => {
   await new Promise((r) => setImmediate(r));
   process.off('unhandledRejection', onRejection);
   process.off('warning', onWarning);
+  // Warnings Node emits on the real process (strict-environment.js); the sandbox's `process` never sees them.
+  const real = globalThis.__ballastProcessWarnings;
+  if (Array.isArray(real)) problems.push(...real);
   if (problems.length) throw new Error(problems.join('\n'));
 });
