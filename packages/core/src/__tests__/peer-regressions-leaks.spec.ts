@@ -48,6 +48,15 @@ describe('peers.md §5 — cancellation, timers, memory', () => {
     expect(timers()).toBe(baseline);
   });
 
+  it("6. ref'd timers keeping the process alive (cockatiel #11): system clock timers are unref'd", () => {
+    const h = systemClock.setTimeout(() => undefined, 60_000) as NodeJS.Timeout;
+    try {
+      expect(h.hasRef()).toBe(false);
+    } finally {
+      systemClock.clearTimeout(h);
+    }
+  });
+
   it('6. ALS retention (@nestjs/throttler #2629): the attempt context is collectable after the call', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;

@@ -139,6 +139,15 @@ describe('store failover', () => {
     expect(ofType('store_degraded').map((e) => (e.error as Error).message)).toEqual(['record failed']);
   });
 
+  it('admin.inspect falls back to the local state when the store throws', async () => {
+    const { resilience, control } = withBreakerStore('ok', true);
+    await resilience.run(() => 1, { policy: 'p', route: 'r' });
+    control.mode = 'throw';
+    await expect(resilience.admin.inspect({ policy: 'p' })).resolves.toEqual([
+      expect.objectContaining({ route: 'r', breaker: { state: 'closed', failureRatio: 0, calls: 0 } }),
+    ]);
+  });
+
   it('a hanging store does not hold a caller abort: run rejects at once with the reason', async () => {
     const { resilience, clock } = withBreakerStore('hang', true);
     const t = trackedController();
