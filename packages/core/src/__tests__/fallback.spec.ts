@@ -141,4 +141,24 @@ describe('fallback', () => {
     expect(s.value).toBe('cached');
     expect(fallbackSignal?.aborted).toBe(false);
   });
+
+  it('a caller abort during that fallback aborts the fallback signal', async () => {
+    const { resilience, clock } = setup([policy('p', [new TimeoutStrategy({ timeout: 100 })])]);
+    const t = trackedController();
+    const why = new Error('caller left during the fallback');
+    const s = settle(
+      resilience.run(hang, {
+        policy: 'p',
+        signal: t.signal,
+        fallback: (_e, ctx) =>
+          new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
+      }),
+    );
+    await clock.advance(100);
+    expect(s.done).toBe(false);
+    t.ac.abort(why);
+    await clock.advance(0);
+    expect(s.error).toBe(why);
+    expect(t.listeners()).toBe(0);
+  });
 });

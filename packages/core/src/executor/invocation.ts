@@ -206,14 +206,15 @@ export class Invocation extends Lane {
   #fallbackContext(): CallContext {
     const ctx = this.ctx;
     if (ctx !== undefined && (!ctx.aborted || this.callerCancelled)) return ctx;
-    return new AttemptContext(
+    // Held as the lane's ctx, so a caller abort during the fallback aborts this signal too.
+    return (this.ctx = new AttemptContext(
       this.attempts,
       this.policyName,
       this.route,
       this.frameDeadline,
       this.frameClock,
       this.criticality,
-    );
+    ));
   }
 
   #emitCall(outcome: CallOutcome, started: number, code: string | undefined): void {
