@@ -8,6 +8,7 @@ export default tseslint.config(
       '**/dist/**',
       '**/coverage/**',
       '.nx/**',
+      '**/.prof/**',
       '**/*.js',
       '**/*.mjs',
       '**/*.cjs',
