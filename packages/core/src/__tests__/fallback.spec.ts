@@ -161,4 +161,21 @@ describe('fallback', () => {
     expect(s.error).toBe(why);
     expect(t.listeners()).toBe(0);
   });
+
+  it('a caller abort during a slow fallback settles run at once with the abort reason', async () => {
+    const { resilience, clock, ofType } = setup([
+      policy('p', [], { fallback: new FallbackStrategy({ fallback: () => new Promise(() => {}) }) }),
+    ]);
+    const ac = new AbortController();
+    const s = settle(resilience.run(() => Promise.reject(infraError()), { policy: 'p', signal: ac.signal }));
+    await clock.advance(0);
+    expect(ofType('fallback')).toHaveLength(1);
+    expect(s.done).toBe(false);
+    const reason = new Error('caller left');
+    ac.abort(reason);
+    await clock.advance(0);
+    expect(s.error).toBe(reason);
+    expect(ofType('call').map((e) => e.outcome)).toEqual(['cancelled']);
+    expect(clock.pendingTimers()).toBe(0);
+  });
 });

@@ -107,9 +107,13 @@ export class Invocation extends Lane {
               e.emit({ type: 'fallback', policy: this.policyName, route: this.route, error, kind });
             let value: unknown;
             try {
-              value = await fallback(error, this.#fallbackContext());
+              value = await this.#interruptible(fallback(error, this.#fallbackContext()));
             } catch (fallbackError) {
-              this.#emitCall('failure', started, codeOf(fallbackError, e));
+              this.#emitCall(
+                this.callerCancelled && fallbackError === this.cancelReason ? 'cancelled' : 'failure',
+                started,
+                codeOf(fallbackError, e),
+              );
               throw fallbackError;
             }
             this.#emitCall('success', started, undefined);
@@ -124,6 +128,24 @@ export class Invocation extends Lane {
       if (signal !== undefined) unwatchSignal(signal, this);
       if (deadlineTimer !== undefined) e.clock.clearTimeout(deadlineTimer);
     }
+  }
+
+  /** Awaits a fallback's result, but settles at once when the caller aborts meanwhile (never waits for it). */
+  #interruptible(result: unknown): unknown {
+    if (!isPromiseLike(result) || !this.cancellable || this.callerCancelled) return result;
+    return new Promise((resolve, reject) => {
+      this.wake = reject;
+      result.then(
+        (v) => {
+          this.wake = undefined;
+          resolve(v);
+        },
+        (err: unknown) => {
+          this.wake = undefined;
+          reject(err);
+        },
+      );
+    });
   }
 
   /** Caller abort or deadline: every lane stops now and releases what it holds. */
