@@ -65,10 +65,29 @@ function render(option: Record<string, unknown>, width: number, height: number):
   const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, width, height });
   try {
     chart.setOption({ animation: false, backgroundColor: '#ffffff', color: PALETTE, ...option });
-    return chart.renderToSVGString();
+    return stableClassNames(chart.renderToSVGString());
   } finally {
     chart.dispose();
   }
+}
+
+/**
+ * zrender names CSS classes and element ids after process-wide counters (`zr3-cls-7`, `zr3-c0`), so the same
+ * chart rendered later in a process would differ. Renumber classes by first appearance and drop the instance
+ * number from ids: each SVG file is a document of its own.
+ */
+function stableClassNames(svg: string): string {
+  const names = new Map<string, string>();
+  return svg
+    .replace(/zr\d+-cls-\d+/g, (m) => {
+      let n = names.get(m);
+      if (n === undefined) {
+        n = `cls${names.size}`;
+        names.set(m, n);
+      }
+      return n;
+    })
+    .replace(/\bzr\d+-/g, 'zr-');
 }
 
 function title(text: string, subtext: string | undefined): Record<string, unknown> {

@@ -17,6 +17,8 @@ describe('scenario 6: burst into a prioritized CoDel queue (reduced scale)', () 
     expect(f[3]).toBeLessThan(0.02);
     expect(f[3]).toBeLessThan(f[2]! / 10);
     expect(m.shed.slice(0, 3).every((x) => x > 100)).toBe(true);
+    // Any CRITICAL shed is CoDel's at dequeue, never a displacement by a lower tier.
+    expect(Object.keys(m.criticalShedCodes).filter((k) => k !== 'bulkhead_queue_shed')).toEqual([]);
   });
 
   it('every served request waited within its CoDel bound (interval × tier scale)', () => {

@@ -28,6 +28,8 @@ export interface PriorityMetrics {
   readonly firstShed: readonly number[];
   /** Sheds per second by tier. */
   readonly shedSeries: { t: number[]; v: number[][] };
+  /** How the CRITICAL sheds happened, by rejection code. */
+  readonly criticalShedCodes: Readonly<Record<string, number>>;
   /** The investigation: sheds per tier with a longer target, and with adaptive LIFO. */
   readonly alternatives: readonly { readonly name: string; readonly shed: readonly number[] }[];
 }
@@ -82,12 +84,17 @@ export async function priorityScenario(scale: ScenarioScale): Promise<ScenarioOu
   const n = Math.ceil(d / 1000);
   const series = TIERS.map(() => new Array<number>(n).fill(0));
   const firstShed = [NaN, NaN, NaN, NaN];
+  const criticalShedCodes: Record<string, number> = {};
   const log = r.log;
   for (let i = 0; i < log.length; i++) {
     const o = log.outcome[i]!;
     if (o === RequestLog.SUCCESS || !log.labels[o]!.startsWith('rejected:bulkhead')) continue;
     const c = log.criticality[i]!;
     series[c]![Math.floor(log.end[i]! / 1000)]!++;
+    if (c === 3) {
+      const code = log.labels[o]!.slice('rejected:'.length);
+      criticalShedCodes[code] = (criticalShedCodes[code] ?? 0) + 1;
+    }
     if (!(log.end[i]! >= firstShed[c]!)) firstShed[c] = log.end[i]!;
   }
   const metrics: PriorityMetrics = {
@@ -102,6 +109,7 @@ export async function priorityScenario(scale: ScenarioScale): Promise<ScenarioOu
     firstShed,
     shedSeries: { t: Array.from({ length: n }, (_, i) => i), v: series },
     alternatives,
+    criticalShedCodes,
   };
   const f = metrics.shedFraction;
   const checks: Check[] = [
