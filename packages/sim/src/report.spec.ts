@@ -10,6 +10,7 @@ const outcome: TimedOutcome = {
     id: 'demo',
     title: '9. Demo scenario',
     metrics: {},
+    simulations: 2,
     checks: [
       { name: 'fast', target: '≤ 1', achieved: '0.5', met: true },
       { name: 'fair', target: '≥ 0.95', achieved: '0.9', met: false },
@@ -38,7 +39,7 @@ describe('report', () => {
     expect(md).toContain('| 9 | fair | ≥ 0.95 | 0.9 | ❌ **missed** |');
     expect(md).toContain('## 9. Demo scenario');
     expect(md).toContain('![a demo chart](docs/sim/demo.svg)');
-    expect(md).toContain('Simulated in 1.2 s of wall time');
+    expect(md).toContain('2 simulations of 60 s each, in 1.2 s of wall time (0.6 s per simulation');
   });
 
   it('writes the SVG charts and SIMULATIONS.md under the root', () => {

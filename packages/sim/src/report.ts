@@ -61,7 +61,11 @@ export function renderReport(
   for (const { outcome, wallMs } of results) {
     lines.push(`## ${outcome.title}`, '', outcome.markdown, '');
     for (const c of outcome.charts) lines.push(`![${c.alt}](${chartDir}/${c.file})`, '');
-    lines.push(`<sub>Simulated in ${(wallMs / 1000).toFixed(1)} s of wall time.</sub>`, '');
+    lines.push(
+      `<sub>${outcome.simulations} simulations of ${scale.duration / 1000} s each, in ${(wallMs / 1000).toFixed(1)} s ` +
+        `of wall time (${(wallMs / 1000 / outcome.simulations).toFixed(1)} s per simulation on a shared 2-core machine).</sub>`,
+      '',
+    );
   }
   return lines.join('\n');
 }

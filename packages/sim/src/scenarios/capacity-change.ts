@@ -122,6 +122,7 @@ export async function capacityChangeScenario(
     id: 'capacity-change',
     title: '2. Capacity halves, then recovers: how fast the limits follow',
     metrics,
+    simulations: variants.length,
     checks,
     charts: [
       {

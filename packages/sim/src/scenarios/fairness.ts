@@ -141,6 +141,7 @@ export async function fairnessScenario(scale: ScenarioScale): Promise<ScenarioOu
     id: 'fairness',
     title: '3. Four uncoordinated replicas on one downstream: fairness and convergence',
     metrics: { joinAt, variants },
+    simulations: variants.length,
     checks,
     charts: [
       {

@@ -94,6 +94,7 @@ export async function hedgingScenario(scale: ScenarioScale): Promise<ScenarioOut
     id: 'hedging',
     title: '4. Hedging on lognormal latency with 1% 10× stragglers',
     metrics,
+    simulations: variants.length,
     checks,
     charts: [
       {

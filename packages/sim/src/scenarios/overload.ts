@@ -127,6 +127,7 @@ export async function overloadScenario(scale: ScenarioScale): Promise<ScenarioOu
     id: 'overload',
     title: '1. 3× overload: no limiter, fixed bulkhead, AIMD, Gradient2 (± CoDel / adaptive LIFO)',
     metrics,
+    simulations: 1 + variants.length + gradientSensitivity.length,
     checks,
     charts: charts(metrics),
     markdown: markdown(metrics, checks, scale),

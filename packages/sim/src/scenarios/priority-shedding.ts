@@ -136,6 +136,7 @@ export async function priorityScenario(scale: ScenarioScale): Promise<ScenarioOu
     id: 'priority-shedding',
     title: '6. Burst into a prioritized, CoDel-managed queue',
     metrics,
+    simulations: 1 + alternatives.length,
     checks,
     charts: [
       {

@@ -92,6 +92,7 @@ export async function retryStormScenario(scale: ScenarioScale): Promise<Scenario
     id: 'retry-storm',
     title: '7. Retry storm during an outage: plain retry vs RetryBudget',
     metrics: { outage, ratio: RATIO, variants },
+    simulations: variants.length,
     checks,
     charts: [
       {

@@ -32,6 +32,8 @@ export interface ScenarioOutcome<M> {
   readonly id: string;
   readonly title: string;
   readonly metrics: M;
+  /** How many 60 s-style simulations the scenario ran (its variants). */
+  readonly simulations: number;
   readonly checks: readonly Check[];
   readonly charts: readonly Chart[];
   /** Markdown (no heading); charts are appended by the report. */

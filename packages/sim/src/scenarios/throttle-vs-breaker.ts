@@ -129,6 +129,7 @@ export async function throttleScenario(scale: ScenarioScale): Promise<ScenarioOu
     id: 'throttle-vs-breaker',
     title: '5. Downstream accepting 30%: SRE adaptive throttle beside the circuit breaker',
     metrics,
+    simulations: variants.length,
     checks,
     charts: [
       {
