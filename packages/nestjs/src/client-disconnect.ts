@@ -1,8 +1,13 @@
 /**
- * Wiring between an HTTP exchange and a call's `AbortSignal`, for both Express (`res` is Node's ServerResponse)
- * and Fastify (`reply.raw` is). Node's response emits `close` both after a normal finish and when the connection
- * drops; only the latter leaves `writableFinished` false, which is the reliable "client went away" test on every
- * Node version (`req.aborted` is deprecated, and the request's own `close` fires once its body is read).
+ * Wiring between an HTTP exchange and a call's `AbortSignal`, for both Express (`req` is Node's IncomingMessage)
+ * and Fastify (`request.raw` is). A client that goes away closes its connection; that `close` is the reliable
+ * signal on every Node version (`req.aborted` is deprecated, and the request's own `close` fires as soon as its
+ * body has been read).
+ *
+ * One AbortController per *connection*, not per request: keep-alive connections carry many requests, and creating
+ * an AbortController plus a listener pair per request costs more than the rest of the resilience pipeline. When the
+ * connection closes, every call still running for it is dead anyway (pipelined requests included), and calls that
+ * already finished no longer listen.
  */
 
 /** The abort reason when the client disconnects; the exception filter answers it quietly with 499. */
@@ -13,49 +18,47 @@ export class ClientClosedRequestError extends Error {
   }
 }
 
-interface RawResponse {
+interface Connection {
   once(event: 'close', listener: () => void): unknown;
-  removeListener(event: 'close', listener: () => void): unknown;
-  readonly writableFinished?: boolean;
   readonly destroyed?: boolean;
 }
 
-/** Node's ServerResponse behind an adapter's response object, if there is one. */
-export function rawResponse(response: unknown): RawResponse | undefined {
-  if (typeof response !== 'object' || response === null) return undefined;
-  const raw = (response as { raw?: unknown }).raw ?? response;
-  return typeof (raw as RawResponse).once === 'function' &&
-    typeof (raw as RawResponse).removeListener === 'function'
-    ? (raw as RawResponse)
-    : undefined;
+interface RawResponse {
+  readonly destroyed?: boolean;
 }
 
-const noop = (): void => {};
+const signals = new WeakMap<Connection, AbortSignal>();
+
+function connectionOf(request: unknown): Connection | undefined {
+  if (typeof request !== 'object' || request === null) return undefined;
+  const raw = ((request as { raw?: unknown }).raw ?? request) as { socket?: unknown };
+  const socket = raw.socket as Connection | null | undefined;
+  return socket !== null && typeof socket?.once === 'function' ? socket : undefined;
+}
 
 /**
- * Aborts `controller` with a {@link ClientClosedRequestError} when the client disconnects before the response is
- * complete. Returns the function that stops watching (always call it, so listeners never pile up on keep-alive).
+ * The signal aborted (with a {@link ClientClosedRequestError}) when the client's connection closes; undefined when
+ * the request has no Node connection (a non-HTTP transport, a test double).
  */
-export function abortOnClientDisconnect(response: unknown, controller: AbortController): () => void {
-  const raw = rawResponse(response);
-  if (raw === undefined) return noop;
-  if (raw.destroyed === true && raw.writableFinished !== true) {
-    controller.abort(new ClientClosedRequestError());
-    return noop;
+export function clientDisconnectSignal(request: unknown): AbortSignal | undefined {
+  const connection = connectionOf(request);
+  if (connection === undefined) return undefined;
+  let signal = signals.get(connection);
+  if (signal === undefined) {
+    const controller = new AbortController();
+    signal = controller.signal;
+    if (connection.destroyed === true) controller.abort(new ClientClosedRequestError());
+    else connection.once('close', () => controller.abort(new ClientClosedRequestError()));
+    signals.set(connection, signal);
   }
-  const onClose = (): void => {
-    if (raw.writableFinished !== true) controller.abort(new ClientClosedRequestError());
-  };
-  raw.once('close', onClose);
-  return () => {
-    raw.removeListener('close', onClose);
-  };
+  return signal;
 }
 
-/** Whether the response can still be written (the client is there and nothing was sent yet). */
+/** Whether the response can no longer be written (its connection is gone). */
 export function isResponseGone(response: unknown): boolean {
-  const raw = rawResponse(response);
-  return raw !== undefined && raw.destroyed === true;
+  if (typeof response !== 'object' || response === null) return false;
+  const raw = ((response as { raw?: unknown }).raw ?? response) as RawResponse;
+  return raw.destroyed === true;
 }
 
 /** Reads one request header (Express and Fastify both expose Node's lower-cased `headers`). */

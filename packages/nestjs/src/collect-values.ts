@@ -3,10 +3,16 @@ import type { Observable, Subscription } from 'rxjs';
 
 /**
  * Subscribes one attempt's observable and gathers what it emits (HTTP uses the last value; RPC and WS get every
- * value back, in order, once the call has succeeded). When the attempt is aborted — timeout, lost hedge race,
- * client gone — the subscription is torn down, which cancels observable work such as an HttpService request.
+ * value back, in order, once the call has succeeded). With `cancelOnAbort`, an aborted attempt — timeout, lost
+ * hedge race, client gone — tears the subscription down, which cancels observable work such as an HttpService
+ * request. It is only worth it for Observable-returning handlers: a Promise cannot be cancelled by unsubscribing,
+ * and reading `ctx.signal` makes core create an AbortController for the attempt (~5 µs).
  */
-export function collectValues(source: Observable<unknown>, ctx: CallContext): Promise<unknown[]> {
+export function collectValues(
+  source: Observable<unknown>,
+  ctx: CallContext,
+  cancelOnAbort: boolean,
+): Promise<unknown[]> {
   return new Promise<unknown[]>((resolve, reject) => {
     const values: unknown[] = [];
     let done = false;
@@ -28,7 +34,7 @@ export function collectValues(source: Observable<unknown>, ctx: CallContext): Pr
         resolve(values);
       },
     });
-    if (!done) {
+    if (!done && cancelOnAbort) {
       // Read only when the work is really asynchronous: core creates the signal lazily, on first read.
       signal = ctx.signal;
       if (signal.aborted) onAbort();

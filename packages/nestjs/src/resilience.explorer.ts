@@ -141,7 +141,7 @@ export class ResilienceExplorer implements OnModuleInit {
         return new Observable<unknown>((subscriber) => {
           host()
             .resilience.run(
-              (ctx) => collectValues(original.apply(this, args) as Observable<unknown>, ctx),
+              (ctx) => collectValues(original.apply(this, args) as Observable<unknown>, ctx, true),
               options as RunOptions<unknown[]>,
             )
             .then(

@@ -18,8 +18,11 @@ import { StreamGate } from './stream-gate';
 
 /** A message handler as a microservice (rpc) or gateway (ws) would have it: no HTTP request anywhere. */
 class OrdersHandler {
+  /** Typed as Observable (a value import): an aborted attempt unsubscribes it. */
   @Resilient('orders')
-  onMessage(): void {}
+  onMessage(): Observable<unknown> {
+    return of();
+  }
 
   plain(): void {}
 }

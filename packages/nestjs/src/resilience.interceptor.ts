@@ -10,7 +10,7 @@ import { Reflector } from '@nestjs/core';
 import { Resilience } from '@ballast/core';
 import { Observable } from 'rxjs';
 import { collectValues } from './collect-values';
-import { abortOnClientDisconnect, requestHeader } from './client-disconnect';
+import { clientDisconnectSignal, requestHeader } from './client-disconnect';
 import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality.decorator';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface';
@@ -24,9 +24,9 @@ interface HandlerPlan {
   readonly criticality: CriticalityLevel | undefined;
   /** `@Sse()` handlers stream: only the breaker gates them (SPEC §9, like async-generator providers). */
   readonly stream: boolean;
+  /** Declared to return an Observable (`design:returntype`): an aborted attempt unsubscribes it. */
+  readonly observable: boolean;
 }
-
-const noop = (): void => {};
 
 /**
  * Runs `@Resilient` / `@Hedged` handlers inside `resilience.run`, for every execution context (HTTP, RPC, WS).
@@ -55,10 +55,10 @@ export class ResilienceInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const plan = this.#plan(context);
     const http = context.getType() === 'http';
+    const request: unknown = http ? context.switchToHttp().getRequest() : undefined;
     let budget: number | undefined;
     let criticality = plan.criticality;
     if (http && (this.#deadlineHeader !== undefined || this.#criticalityHeader !== undefined)) {
-      const request: unknown = context.switchToHttp().getRequest();
       if (this.#deadlineHeader !== undefined)
         budget = parseBudget(requestHeader(request, this.#deadlineHeader));
       if (this.#criticalityHeader !== undefined)
@@ -73,48 +73,50 @@ export class ResilienceInterceptor implements NestInterceptor {
         inScope(budget, criticality, clock, () => next.handle().subscribe(subscriber)),
       );
     }
-    const response: unknown = http ? context.switchToHttp().getResponse() : undefined;
     if (plan.stream) return this.streams.gateObservable(binding, () => next.handle());
-    return this.#run(binding, next, response, http, budget, criticality);
+    return this.#run(
+      plan,
+      binding,
+      next,
+      http ? clientDisconnectSignal(request) : undefined,
+      budget,
+      criticality,
+    );
   }
 
   #run(
+    plan: HandlerPlan,
     binding: ResilienceBinding,
     next: CallHandler,
-    response: unknown,
-    http: boolean,
+    disconnect: AbortSignal | undefined,
     budget: number | undefined,
     criticality: CriticalityLevel | undefined,
   ): Observable<unknown> {
     return new Observable<unknown>((subscriber) => {
-      const controller = new AbortController();
-      const unwatch = http ? abortOnClientDisconnect(response, controller) : noop;
+      // Only a consumer that can unsubscribe early (RPC, WS) needs a signal of its own; HTTP has the connection's.
+      const own = disconnect === undefined ? new AbortController() : undefined;
       let settled = false;
       const call = (): Promise<unknown[]> =>
-        this.resilience.run((ctx) => collectValues(next.handle(), ctx), {
+        this.resilience.run((ctx) => collectValues(next.handle(), ctx, plan.observable), {
           policy: binding.policy,
           route: binding.route,
           hedge: binding.hedge,
-          signal: controller.signal,
+          signal: disconnect ?? own!.signal,
         });
       inScope(budget, criticality, this.resilience.clock, call).then(
         (values) => {
           settled = true;
-          unwatch();
           for (const value of values) subscriber.next(value);
           subscriber.complete();
         },
         (error: unknown) => {
           settled = true;
-          unwatch();
           subscriber.error(error);
         },
       );
       return () => {
         // The consumer went away first (an RPC caller cancelled, a gateway disconnected): stop the work too.
-        if (settled) return;
-        unwatch();
-        controller.abort();
+        if (!settled) own?.abort();
       };
     });
   }
@@ -128,6 +130,9 @@ export class ResilienceInterceptor implements NestInterceptor {
         binding: this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets),
         criticality: this.reflector.getAllAndOverride(CriticalityMetadata, targets),
         stream: this.reflector.get<boolean | undefined>(SSE_METADATA, handler) === true,
+        observable:
+          Reflect.getMetadata('design:returntype', context.getClass().prototype as object, handler.name) ===
+          Observable,
       };
       this.#plans.set(handler, plan);
     }
