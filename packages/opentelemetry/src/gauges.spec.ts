@@ -207,12 +207,34 @@ describe('observation timing and lifecycle', () => {
       name: 'pool',
       strategies: [new BulkheadStrategy({ maxConcurrency: 5 })],
     });
+    const m = setupMetrics([policy], { maxKeysPerPolicy: 2 });
+    for (const route of ['a', 'b']) await m.resilience.run(() => 1, { policy: 'pool', route });
+    expect((await m.points(MetricName.BULKHEAD_LIMIT)).map((p) => p.attributes)).toEqual([
+      key('pool', 'a'),
+      key('pool', 'b'),
+    ]);
+    // Idle keys are evicted least-recently-used first once a third route arrives.
+    for (const route of ['c', 'd']) await m.resilience.run(() => 1, { policy: 'pool', route });
+    const routes = (await m.resilience.admin.inspect({ policy: 'pool' })).map((s) => s.route);
+    expect(routes).toHaveLength(2);
+    const live = (await m.points(MetricName.BULKHEAD_LIMIT)).filter((p) =>
+      routes.includes(p.attributes['ballast.route'] as string),
+    );
+    expect(live.map((p) => p.attributes['ballast.route']).sort()).toEqual([...routes].sort());
+  });
+
+  it('after a retune, every route seen still reports, with the new limit', async () => {
+    const policy = new ResiliencePolicy({
+      name: 'pool',
+      strategies: [new BulkheadStrategy({ maxConcurrency: 5 })],
+    });
     const m = setupMetrics([policy]);
     for (const route of ['a', 'b', 'c']) await m.resilience.run(() => 1, { policy: 'pool', route });
     await m.resilience.admin.retune(
       new ResiliencePolicy({ name: 'pool', strategies: [new BulkheadStrategy({ maxConcurrency: 7 })] }),
     );
-    await m.resilience.run(() => 1, { policy: 'pool', route: 'c' });
-    expect(await m.points(MetricName.BULKHEAD_LIMIT)).toEqual([{ attributes: key('pool', 'c'), value: 7 }]);
+    expect(await m.points(MetricName.BULKHEAD_LIMIT)).toEqual(
+      ['a', 'b', 'c'].map((r) => ({ attributes: key('pool', r), value: 7 })),
+    );
   });
 });

@@ -24,7 +24,11 @@ export interface Point<V = number> {
 /** The real OTel SDK wired to a Resilience on a FakeClock, with helpers that read collected data points. */
 export function setupMetrics(
   policies: ResiliencePolicy[],
-  opts: { stores?: ResilienceStores; instrument?: Omit<InstrumentResilienceOptions, 'meter'> } = {},
+  opts: {
+    stores?: ResilienceStores;
+    maxKeysPerPolicy?: number;
+    instrument?: Omit<InstrumentResilienceOptions, 'meter'>;
+  } = {},
 ) {
   const clock = new FakeClock();
   const resilience = new Resilience({
@@ -32,6 +36,7 @@ export function setupMetrics(
     clock,
     random: seededRandom(7),
     ...(opts.stores ? { stores: opts.stores } : {}),
+    ...(opts.maxKeysPerPolicy === undefined ? {} : { maxKeysPerPolicy: opts.maxKeysPerPolicy }),
   });
   const reader = new ManualReader();
   const provider = new MeterProvider({ readers: [reader] });
