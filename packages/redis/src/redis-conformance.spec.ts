@@ -6,7 +6,8 @@ import {
 import type { Redis } from 'ioredis';
 import {
   RUN_REDIS_TESTS,
-  deleteKeys,
+  cleanUp,
+  requireRedis,
   newClient,
   reportRedisUnreachable,
   uniquePrefix,
@@ -21,11 +22,8 @@ if (RUN_REDIS_TESTS) {
   const prefix = uniquePrefix('conformance');
   let client: Redis | undefined;
   const redis = (): Redis => (client ??= newClient());
-  afterAll(async () => {
-    if (client === undefined) return;
-    await deleteKeys(client, prefix);
-    client.disconnect();
-  });
+  beforeAll(() => requireRedis(redis()));
+  afterAll(() => cleanUp(prefix, [client]));
   const options = { timeout: 30_000 };
   const storeOptions = { prefix, time: 'caller', commandTimeout: 5000 } as const;
 

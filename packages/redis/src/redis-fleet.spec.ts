@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import { Replica } from './__tests__/fleet-replica';
 import {
   RUN_REDIS_TESTS,
-  deleteKeys,
+  cleanUp,
+  requireRedis,
   newClient,
   reportRedisUnreachable,
   uniquePrefix,
@@ -43,14 +44,12 @@ if (RUN_REDIS_TESTS) {
     const key = (): StateKey => stateKey(`fleet-${++n}`, 'payments');
     let admin: Redis;
     let clients: Redis[] = [];
-    beforeAll(() => {
+    beforeAll(async () => {
       admin = newClient();
       clients = [newClient(), newClient(), newClient(), newClient()];
+      await requireRedis(admin);
     });
-    afterAll(async () => {
-      await deleteKeys(admin, prefix);
-      for (const c of [admin, ...clients]) c.disconnect();
-    });
+    afterAll(() => cleanUp(prefix, [admin, ...clients]));
 
     describe('several clients in one process', () => {
       const breakers = () => clients.map((c) => redisCircuitBreakerStore(c, opts));
@@ -123,12 +122,12 @@ if (RUN_REDIS_TESTS) {
     });
 
     describe('separate Node processes', () => {
-      let replicas: Replica[] = [];
+      const replicas: Replica[] = [];
       beforeAll(async () => {
         // The first replica warms the transpile cache; the others then start in about a second.
-        const first = new Replica(opts);
-        await first.ready;
-        replicas = [first, new Replica(opts), new Replica(opts)];
+        replicas.push(new Replica(opts));
+        await replicas[0]!.ready;
+        replicas.push(new Replica(opts), new Replica(opts));
         await Promise.all(replicas.map((r) => r.ready));
       }, 120_000);
       afterAll(async () => {

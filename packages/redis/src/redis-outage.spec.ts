@@ -13,7 +13,8 @@ import { TcpProxy } from './__tests__/tcp-proxy';
 import {
   REDIS_URL,
   RUN_REDIS_TESTS,
-  deleteKeys,
+  cleanUp,
+  requireRedis,
   newClient,
   reportRedisUnreachable,
   uniquePrefix,
@@ -70,14 +71,16 @@ if (RUN_REDIS_TESTS) {
       proxy = await TcpProxy.start(target.hostname, Number(target.port || 6379));
       client = newClient(proxy.url);
       direct = newClient();
+      await requireRedis(direct);
       await client.ping();
     });
     afterEach(() => proxy.restore());
     afterAll(async () => {
-      await deleteKeys(direct, prefix);
-      client.disconnect();
-      direct.disconnect();
-      await proxy.close();
+      try {
+        await cleanUp(prefix, [direct, client]);
+      } finally {
+        await proxy?.close();
+      }
     });
     let n = 0;
     const key = () => stateKey(`outage-${++n}`, 'inventory');

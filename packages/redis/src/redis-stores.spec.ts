@@ -3,7 +3,8 @@ import { isResilienceError, stateKey, type BreakerParams } from '@ballast/core';
 import type { Redis } from 'ioredis';
 import {
   RUN_REDIS_TESTS,
-  deleteKeys,
+  cleanUp,
+  requireRedis,
   newClient,
   reportRedisUnreachable,
   scanKeys,
@@ -111,13 +112,11 @@ if (RUN_REDIS_TESTS) {
   describe('Redis stores on the server clock', () => {
     const prefix = uniquePrefix('stores');
     let redis: Redis;
-    beforeAll(() => {
+    beforeAll(async () => {
       redis = newClient();
+      await requireRedis(redis);
     });
-    afterAll(async () => {
-      await deleteKeys(redis, prefix);
-      redis.disconnect();
-    });
+    afterAll(() => cleanUp(prefix, [redis]));
     let n = 0;
     const key = () => stateKey(`server-${++n}`, 'orders-db');
 

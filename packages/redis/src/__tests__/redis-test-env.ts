@@ -39,6 +39,25 @@ export function newClient(
   return client;
 }
 
+/** Fails fast with a clear message when Redis does not answer (in CI, where the Redis tests are required). */
+export async function requireRedis(client: Redis): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      client.ping(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no reply within 3 s')), 3000);
+      }),
+    ]);
+  } catch (e) {
+    throw new Error(`Redis at ${REDIS_URL} is required (CI=true) but unreachable: ${(e as Error).message}`, {
+      cause: e,
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Keys matching a glob, by SCAN (never KEYS, so a shared Redis is not blocked). */
 export async function scanKeys(client: Redis, pattern: string): Promise<string[]> {
   const found: string[] = [];
@@ -55,6 +74,24 @@ export async function scanKeys(client: Redis, pattern: string): Promise<string[]
 export async function deleteKeys(client: Redis, prefix: string): Promise<number> {
   const keys = await scanKeys(client, `${prefix}:*`);
   return keys.length === 0 ? 0 : client.del(...keys);
+}
+
+/**
+ * Deletes the run's keys (bounded, so an unreachable Redis cannot hang the run) and always disconnects the clients:
+ * a client left reconnecting would keep Jest from exiting.
+ */
+export async function cleanUp(prefix: string, clients: ReadonlyArray<Redis | undefined>): Promise<void> {
+  const [first] = clients;
+  try {
+    if (first !== undefined) {
+      await Promise.race([
+        deleteKeys(first, prefix).catch(() => 0),
+        new Promise((resolve) => setTimeout(resolve, 5000).unref()),
+      ]);
+    }
+  } finally {
+    for (const c of clients) c?.disconnect();
+  }
 }
 
 /** Registers the one test shown when Redis is unreachable outside CI, so the file still reports why. */
