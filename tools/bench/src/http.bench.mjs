@@ -1,0 +1,114 @@
+// HTTP cost of @Resilient (issue 7): the same Nest handler with and without `@Resilient('bench')` — a policy of
+// rate limit (high, never rejecting) + circuit breaker + retry + timeout — on Express and Fastify, measured with
+// autocannon in the same run. The server runs in a child process (http.server.mjs) so server and load generator
+// each get a core; variants are interleaved per round (order alternating) and medians reported, because the
+// machine is shared and noisy. Writes the "http" section of BENCHMARKS.md.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { machine, median, writeSection } from './lib/report.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 5);
+const DURATION = Number(process.env.BENCH_HTTP_DURATION ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
+const ADAPTERS = ['express', 'fastify'];
+const VARIANTS = [
+  ['bare', 'no Ballast, no interceptor', 'bare', '/plain'],
+  ['noop', 'a do-nothing global interceptor (Nest baseline)', 'noop', '/plain'],
+  ['plain', 'ResilienceModule, handler undecorated', 'app', '/plain'],
+  ['resilient', "`@Resilient('bench')`: rate limit + breaker + retry + timeout", 'app', '/resilient'],
+];
+
+function startServer(adapter) {
+  const child = spawn(process.execPath, [path.join(here, 'http.server.mjs'), adapter], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout.once('data', (line) => resolve({ child, ports: JSON.parse(String(line)) }));
+  });
+}
+
+function stopServer(child) {
+  return new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.stdin.end();
+  });
+}
+
+async function load(url, duration) {
+  const r = await autocannon({ url, connections: CONNECTIONS, duration });
+  if (r.errors > 0 || r.non2xx > 0)
+    throw new Error(`${url}: ${r.errors} errors, ${r.non2xx} non-2xx responses`);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.average };
+}
+
+const env = machine();
+const results = {}; // adapter → variant → [{ rps, p50, p99, mean }]
+for (const adapter of ADAPTERS) {
+  const { child, ports } = await startServer(adapter);
+  const url = ([, , app, route]) => `http://127.0.0.1:${ports[app]}${route}`;
+  try {
+    for (const v of VARIANTS) await load(url(v), 2); // warm-up: JIT, connection pools, policy state
+    results[adapter] = Object.fromEntries(VARIANTS.map(([name]) => [name, []]));
+    for (let round = 1; round <= ROUNDS; round++) {
+      const order = round % 2 === 1 ? VARIANTS : [...VARIANTS].reverse();
+      for (const v of order) results[adapter][v[0]].push(await load(url(v), DURATION));
+      process.stderr.write(`${adapter}: round ${round}/${ROUNDS} done\n`);
+    }
+  } finally {
+    await stopServer(child);
+  }
+}
+
+const fmt = (n, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+let table =
+  '| adapter | variant | req/s (median) | latency p50 / p99 ms (median) | req/s vs undecorated (median of rounds) |\n';
+table += '|---|---|---:|---:|---:|\n';
+const costs = {};
+for (const adapter of ADAPTERS) {
+  const r = results[adapter];
+  for (const [name, label] of VARIANTS) {
+    const rows = r[name];
+    const ratio = median(rows.map((row, i) => row.rps / r.plain[i].rps));
+    if (name === 'resilient') costs[adapter] = 1 - ratio;
+    table += `| ${adapter} | ${label} | ${fmt(median(rows.map((x) => x.rps)))} | ${median(rows.map((x) => x.p50))} / ${median(
+      rows.map((x) => x.p99),
+    )} | ${name === 'plain' ? '1.00' : ratio.toFixed(2)} |\n`;
+  }
+}
+const verdict = ADAPTERS.map(
+  (a) =>
+    `${a}: ${(costs[a] * 100).toFixed(1)} % throughput cost for \`@Resilient\` over the undecorated handler`,
+).join('; ');
+
+const body = `## HTTP: \`@Resilient\` on a Nest handler (\`@ballast/nestjs\`)
+
+The same handler (\`return { ok: true }\`) served four ways by one server process per adapter (Nest 11.2.10; Express
+via platform-express 11.2.10, Fastify via platform-fastify 11.2.8), loaded by autocannon 9 from the parent process:
+${CONNECTIONS} keep-alive connections, ${DURATION} s per measurement after a 2 s warm-up per variant, ${ROUNDS} rounds with the
+variant order alternating, medians. The policy is rate limit (10⁹/s, never rejects) + circuit breaker + retry(3) +
+timeout(1 s), in-memory stores. Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
+
+${table}
+Result: ${verdict} (issue 7's goal: under 5 %).
+
+Reading the rows: "a do-nothing global interceptor" is what any Nest interceptor costs (rxjs \`defer\`, \`mergeAll\`,
+\`AsyncResource.bind\` per request) — the undecorated handler in an app with \`ResilienceModule\` pays about that,
+since the module registers its interceptor globally. The last column compares each row with that undecorated
+handler in the same round.
+
+Where the time goes (a CPU profile of the interceptor alone, in process, no sockets): an undecorated handler passes
+through in ≈ 1.2 µs; a \`@Resilient\` one takes ≈ 8–12 µs, of which core's \`run\` is ≈ 1–3 µs, adding and removing the
+abort listener on the connection's signal for every call ≈ 15 %, AsyncLocalStorage promise hooks ≈ 7 %, and the rest
+rxjs subscriptions and promises. Against a trivial \`{ ok: true }\` handler that is a visible share of a Fastify request
+on this loaded machine; against a handler that does real I/O it is small.
+
+Rerun alone: \`npx nx run-many -t build -p @ballast/nestjs && node tools/bench/src/http.bench.mjs\` (env
+\`BENCH_HTTP_ROUNDS\`, \`BENCH_HTTP_DURATION\`, \`BENCH_HTTP_CONNECTIONS\`). The machine is shared and noisy: compare rows
+measured together, not across runs.`;
+writeSection('http', body);
+console.log(body);

@@ -1,0 +1,91 @@
+// Child process of http.bench.mjs: serves the same handler four ways on one adapter, in one process, so the load
+// generator (the parent, on the other core) compares them under identical conditions:
+//   bare      — an application without Ballast or any interceptor;
+//   noop      — the same with a do-nothing global interceptor: what Nest's interceptor machinery itself costs;
+//   plain     — ResilienceModule imported, handler undecorated (the global interceptor passes it through);
+//   resilient — the same handler under @Resilient('bench'): rate limit (high) + breaker + retry + timeout.
+// Prints one JSON line of ports once listening; exits when stdin closes.
+import 'reflect-metadata';
+import { Controller, Get, Injectable, Module } from '@nestjs/common';
+import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import {
+  CircuitBreakerStrategy,
+  RateLimitStrategy,
+  ResiliencePolicy,
+  RetryStrategy,
+  TimeoutStrategy,
+} from '@ballast/core';
+import { Resilient, ResilienceModule } from '@ballast/nestjs';
+
+const adapterName = process.argv[2] ?? 'express';
+
+/** Plain JS has no decorator syntax: apply Nest's decorators by hand, exactly as compiled TypeScript does. */
+function decorateMethod(cls, name, ...decorators) {
+  const descriptor = Object.getOwnPropertyDescriptor(cls.prototype, name);
+  for (const d of decorators.reverse()) d(cls.prototype, name, descriptor);
+  Object.defineProperty(cls.prototype, name, descriptor);
+}
+
+class BenchController {
+  plain() {
+    return { ok: true };
+  }
+  resilient() {
+    return { ok: true };
+  }
+}
+decorateMethod(BenchController, 'plain', Get('plain'));
+decorateMethod(BenchController, 'resilient', Get('resilient'), Resilient('bench'));
+Controller()(BenchController);
+
+const policy = new ResiliencePolicy({
+  name: 'bench',
+  strategies: [
+    new RateLimitStrategy({ permits: 1_000_000_000, per: '1s' }),
+    new CircuitBreakerStrategy({
+      failureRatio: 0.5,
+      samplingWindow: '10s',
+      minThroughput: 20,
+      breakDuration: '5s',
+    }),
+    new RetryStrategy({ maxAttempts: 3, backoff: { base: '10ms', max: '100ms' } }),
+    new TimeoutStrategy({ timeout: '1s' }),
+  ],
+});
+
+class NoopInterceptor {
+  intercept(_context, next) {
+    return next.handle();
+  }
+}
+Injectable()(NoopInterceptor);
+class NoopModule {}
+Module({
+  controllers: [BenchController],
+  providers: [{ provide: APP_INTERCEPTOR, useClass: NoopInterceptor }],
+})(NoopModule);
+class BareModule {}
+Module({ controllers: [BenchController] })(BareModule);
+class BallastModule {}
+Module({ imports: [ResilienceModule.forRoot({ policies: [policy] })], controllers: [BenchController] })(
+  BallastModule,
+);
+
+async function serve(module) {
+  const adapter = adapterName === 'fastify' ? new FastifyAdapter() : new ExpressAdapter();
+  const app = await NestFactory.create(module, adapter, { logger: false });
+  await app.listen(0, '127.0.0.1');
+  return { app, port: app.getHttpServer().address().port };
+}
+
+const bare = await serve(BareModule);
+const withBallast = await serve(BallastModule);
+const noop = await serve(NoopModule);
+process.stdout.write(`${JSON.stringify({ bare: bare.port, noop: noop.port, app: withBallast.port })}\n`);
+process.stdin.resume();
+process.stdin.on('end', async () => {
+  await Promise.all([bare.app.close(), withBallast.app.close(), noop.app.close()]);
+  process.exit(0);
+});
