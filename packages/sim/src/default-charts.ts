@@ -4,9 +4,17 @@ import { renderLineChart, type LineSeries } from './charts';
 import { timeSeries } from './metrics';
 import type { SimulationResult } from './simulation-types';
 
-/** Points `[seconds, value]` from a trajectory sampled at `t` (ms). */
-export function points(t: readonly number[], v: readonly (number | null)[]): [number, number | null][] {
-  return t.map((x, i) => [x / 1000, v[i] ?? null]);
+/** Points `[seconds, value]` from a trajectory sampled at `t` (ms), up to `until` ms (default: all). */
+export function points(
+  t: readonly number[],
+  v: readonly (number | null)[],
+  until = Infinity,
+): [number, number | null][] {
+  const out: [number, number | null][] = [];
+  t.forEach((x, i) => {
+    if (x <= until) out.push([x / 1000, v[i] ?? null]);
+  });
+  return out;
 }
 
 /**
@@ -48,7 +56,11 @@ export function writeDefaultCharts(result: SimulationResult, dir: string, name: 
     ],
   ];
   const limits: LineSeries[] = result.samples.replicas
-    .map((r, i) => ({ name: `replica ${i} limit`, data: points(result.samples.t, r.limit), step: true }))
+    .map((r, i) => ({
+      name: `replica ${i} limit`,
+      data: points(result.samples.t, r.limit, result.duration),
+      step: true,
+    }))
     .filter((s) => s.data.some(([, y]) => y !== null));
   if (limits.length > 0) {
     files.push([

@@ -136,7 +136,7 @@ export async function capacityChangeScenario(
           series: [
             ...variants.map((v) => ({
               name: v.name,
-              data: points(v.trajectory.t, v.trajectory.v),
+              data: points(v.trajectory.t, v.trajectory.v, d),
               step: true,
             })),
             servers,

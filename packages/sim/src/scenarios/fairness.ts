@@ -152,7 +152,11 @@ export async function fairnessScenario(scale: ScenarioScale): Promise<ScenarioOu
           subtitle: `${SERVERS} servers shared; offered 3× capacity`,
           xName: 'time (s)',
           yName: 'limit',
-          series: aimd.limits.map((l, i) => ({ name: `replica ${i}`, data: points(l.t, l.v), step: true })),
+          series: aimd.limits.map((l, i) => ({
+            name: `replica ${i}`,
+            data: points(l.t, l.v, d),
+            step: true,
+          })),
           markers: [{ x: joinAt / 1000, label: 'replica 3 joins' }],
         }),
       },

@@ -29,6 +29,7 @@ export interface OverloadVariant {
 
 export interface OverloadMetrics {
   readonly capacity: number;
+  readonly duration: number;
   readonly noLoadP50: number;
   readonly noLoadP99: number;
   readonly slo: number;
@@ -109,6 +110,7 @@ export async function overloadScenario(scale: ScenarioScale): Promise<ScenarioOu
         ];
   const metrics: OverloadMetrics = {
     capacity,
+    duration: scale.duration,
     noLoadP50: noLoad.latency.p50,
     noLoadP99: noLoad.latency.p99,
     slo,
@@ -171,7 +173,11 @@ function charts(m: OverloadMetrics): ScenarioOutcome<OverloadMetrics>['charts'] 
         subtitle: `${SERVERS} servers downstream: the ideal limit is a little above ${SERVERS}`,
         xName: 'time (s)',
         yName: 'limit',
-        series: adaptive.map((v) => ({ name: v.name, data: points(v.limit.t, v.limit.v), step: true })),
+        series: adaptive.map((v) => ({
+          name: v.name,
+          data: points(v.limit.t, v.limit.v, m.duration),
+          step: true,
+        })),
       }),
     },
   ];

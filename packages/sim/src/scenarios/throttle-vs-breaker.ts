@@ -170,13 +170,18 @@ export async function throttleScenario(scale: ScenarioScale): Promise<ScenarioOu
           series: [
             {
               name: 'throttle p (2 min window)',
-              data: points(thr.throttleProbability.t, thr.throttleProbability.v),
+              data: points(thr.throttleProbability.t, thr.throttleProbability.v, d),
             },
             {
               name: 'throttle p (15 s window)',
-              data: points(variants[2]!.throttleProbability.t, variants[2]!.throttleProbability.v),
+              data: points(variants[2]!.throttleProbability.t, variants[2]!.throttleProbability.v, d),
             },
-            { name: 'breaker state', data: points(cb.breaker.t, cb.breaker.v), step: true, rightAxis: true },
+            {
+              name: 'breaker state',
+              data: points(cb.breaker.t, cb.breaker.v, d),
+              step: true,
+              rightAxis: true,
+            },
           ],
           markers: [{ x: healAt / 1000, label: 'healed' }],
         }),
