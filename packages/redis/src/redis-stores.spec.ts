@@ -1,6 +1,6 @@
 import { DDSketch } from '@datadog/sketches-js';
 import { isResilienceError, stateKey, type BreakerParams } from '@ballast/core';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import {
   RUN_REDIS_TESTS,
   cleanUp,
@@ -28,7 +28,14 @@ const breaker: BreakerParams = {
   halfOpenMaxCalls: 1,
 };
 
+/** Compile-time: ioredis's standalone/Sentinel `Redis` and its `Cluster` both satisfy the structural client type. */
+const clients: Array<(c: Redis | Cluster) => RedisScriptClient> = [(c) => c];
+
 describe('Redis store options', () => {
+  it('accepts any ioredis client shape (Redis, Sentinel, Cluster)', () => {
+    expect(clients).toHaveLength(1);
+  });
+
   const fake: RedisScriptClient = { evalsha: async () => null, eval: async () => null };
 
   it('reports every invalid option in one configuration error', () => {

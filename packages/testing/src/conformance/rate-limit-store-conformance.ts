@@ -76,6 +76,17 @@ export function describeRateLimitStoreConformance(
       expect((await b.store.take(key, P, b.now(), 2)).ok).toBe(true);
     });
 
+    it('never refills from a clock that steps back (peers.md §5 item 19)', async () => {
+      const b = bench();
+      const key = b.key();
+      for (let i = 0; i < 10; i++) await b.store.take(key, P, b.now());
+      const earlier = b.now() - 5000;
+      expect((await b.store.take(key, P, earlier)).ok).toBe(false);
+      expect(await b.store.tokens(key, P, earlier)).toBeCloseTo(0, 9);
+      await b.advance(100);
+      expect((await b.store.take(key, P, b.now())).ok).toBe(true);
+    });
+
     it('reset refills the bucket', async () => {
       const b = bench();
       const key = b.key();
