@@ -22,7 +22,10 @@ export interface StateKey {
 
 /** Builds the canonical key (routes may contain any character; the encoding keeps (a, "b") ≠ ("a/b")). */
 export function stateKey(policy: string, route: string | undefined): StateKey {
-  const id = route === undefined ? encodeURIComponent(policy) : `${encodeURIComponent(policy)}|${encodeURIComponent(route)}`;
+  const id =
+    route === undefined
+      ? encodeURIComponent(policy)
+      : `${encodeURIComponent(policy)}|${encodeURIComponent(route)}`;
   return Object.freeze({ policy, route, id });
 }
 
@@ -128,7 +131,11 @@ export interface RateLimitParams {
 
 export type RateLimitResult =
   | { readonly ok: true; readonly tokens: number }
-  | { readonly ok: false; readonly tokens: number; /** ms until `n` tokens are available (> 0). */ readonly retryAfter: number };
+  | {
+      readonly ok: false;
+      readonly tokens: number;
+      /** ms until `n` tokens are available (> 0). */ readonly retryAfter: number;
+    };
 
 export interface RateLimitStore {
   /** Atomically take `n` tokens if available (starts full, refills continuously). */
@@ -151,7 +158,12 @@ export interface DigestParams {
 
 export interface LatencyDigestStore {
   /** Add one latency sample (ms), then return the current estimate (undefined while warming). */
-  observe(key: StateKey, params: DigestParams, latency: number, now: number): MaybePromise<number | undefined>;
+  observe(
+    key: StateKey,
+    params: DigestParams,
+    latency: number,
+    now: number,
+  ): MaybePromise<number | undefined>;
   read(key: StateKey, params: DigestParams, now: number): MaybePromise<number | undefined>;
   /** Open a fresh epoch (after a backoff): the estimate warms up again. */
   reset(key: StateKey, now: number): MaybePromise<void>;
