@@ -25,6 +25,11 @@ export interface StreamPermit {
 
 const OPEN_PERMIT: StreamPermit = Object.freeze({ settle: () => {} });
 
+const noop = (): void => {};
+/** The reason of the forced-open probe; never leaves this file. */
+const PROBE_REASON = new Error('ballast stream gate: forced-open probe');
+const PROBE_SIGNAL = AbortSignal.abort(PROBE_REASON);
+
 /**
  * Breaker-only gating for streams (SPEC §9): opening an async generator or an `@Sse()` observable is admitted by the
  * policy's circuit breaker (and refused while forced open); a failure mid-stream counts as a failure. Retry,
@@ -32,7 +37,8 @@ const OPEN_PERMIT: StreamPermit = Object.freeze({ settle: () => {} });
  *
  * Core has no breaker-only entry point yet, so this talks to the same `CircuitBreakerStore` the `Resilience` uses
  * (the module creates it and hands it over) with the policy's current breaker parameters. Differences from a run:
- * no `breaker_state` events for transitions a stream causes, and a failing store admits without local state.
+ * no `breaker_state` events for transitions a stream causes, a failing store admits without local state, and each
+ * opening emits one `call` event with outcome `cancelled` (the forced-open probe).
  */
 @Injectable()
 export class StreamGate {
@@ -57,9 +63,7 @@ export class StreamGate {
         details: { policy: policyName },
       });
     }
-    const snapshots = await this.resilience.admin.inspect({ policy: policyName });
-    if (snapshots.some((s) => s.forcedOpen && s.route === route))
-      throw this.#reject(ErrorCode.FORCED_OPEN, 'Forced open by an operator', policyName, route);
+    await this.#refuseIfForcedOpen(policyName, route);
     const cb = policy.circuitBreaker?.options;
     if (cb === undefined) return OPEN_PERMIT;
     const params: BreakerParams = {
@@ -151,6 +155,24 @@ export class StreamGate {
       // Reaching here without an error: either completed, or the consumer stopped early (return()/break).
       if (!failed) permit.settle(undefined, false);
     }
+  }
+
+  /**
+   * Forced-open state (per route, or policy-wide including routes first seen later) is internal to core. A run with
+   * an already-aborted signal registers the route (a policy-wide force-open then covers it) and ends before any
+   * strategy, emitting one `call` event with outcome `cancelled`; `inspect()` then tells whether the route is
+   * forced open. `inspect()` reads every key of the policy (remote stores included): acceptable per stream opening,
+   * not per call — core should offer a breaker-only admission instead.
+   */
+  async #refuseIfForcedOpen(policy: string, route: string | undefined): Promise<void> {
+    try {
+      await this.resilience.run(noop, { policy, route, signal: PROBE_SIGNAL });
+    } catch (error) {
+      if (error !== PROBE_REASON) throw error;
+    }
+    const snapshots = await this.resilience.admin.inspect({ policy });
+    if (snapshots.some((s) => s.forcedOpen && s.route === route))
+      throw this.#reject(ErrorCode.FORCED_OPEN, 'Forced open by an operator', policy, route);
   }
 
   #outcome(error: unknown, cancelled: boolean): BreakerOutcome {
