@@ -205,15 +205,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
 
   sample();
   arrivals.start(clock, options.duration, onArrival);
-  // Ballast builds some rejections with a full stack (~10–30 µs each); under 3× overload that would be half the
-  // run. Nothing reads them here, so stacks are off while the simulation runs (opt back in with stackTraces).
-  const stackLimit = Error.stackTraceLimit;
-  if (options.stackTraces !== true) Error.stackTraceLimit = 0;
-  try {
-    await clock.runUntil(end);
-  } finally {
-    Error.stackTraceLimit = stackLimit;
-  }
+  await clock.runUntil(end);
 
   const result: SimulationResult = {
     seed,

@@ -24,8 +24,6 @@ export interface SimulationOptions {
   readonly settle?: number;
   /** How continuations are drained between events (see `VirtualClock`). Default `'tick'`. */
   readonly drain?: DrainMode;
-  /** Keep `Error` stack traces on during the run (off by default: they cost 10–30 µs per rejection). */
-  readonly stackTraces?: boolean;
   /** Writes the default charts (throughput, latency, limits) as SVG files into `dir`, named `<name>-*.svg`. */
   readonly charts?: { readonly dir: string; readonly name?: string };
 }
