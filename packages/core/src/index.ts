@@ -3,6 +3,7 @@
 // Executor and control plane
 export { Resilience } from './resilience';
 export type { ResilienceOptions } from './resilience';
+export type { StreamPermit } from './executor/stream-admission';
 export type { CallContext, RunOptions, Fallback, Classifier, ResilienceAdmin } from './resilience-types';
 export type { ResilienceStateSnapshot } from './admin/snapshot';
 

@@ -14,6 +14,7 @@ import type { Engine } from './executor/engine';
 import { Invocation } from './executor/invocation';
 import { PolicyRuntime, type KeyDeps } from './executor/policy-runtime';
 import { TimerQueue } from './executor/timer-queue';
+import { admitStream, type StreamPermit } from './executor/stream-admission';
 import { createAdmin, type AdminHost } from './admin/resilience-admin';
 
 export interface ResilienceOptions {
@@ -145,6 +146,26 @@ export class Resilience {
       fn as (ctx: CallContext) => unknown,
       options,
     ).start() as Promise<T>;
+  }
+
+  /**
+   * Breaker-only admission for a stream (an async generator, server-sent events): refused while forced open or while
+   * the breaker is open; settle the permit once when the stream ends. Rate limit, bulkhead, retry, timeout and hedge
+   * never apply to streams (SPEC §9).
+   */
+  admitStream(policy: string, options: { readonly route?: string | undefined } = {}): Promise<StreamPermit> {
+    const pr = this.#policies.get(policy);
+    if (pr === undefined) {
+      return Promise.reject(
+        new ResilienceError({
+          kind: 'configuration',
+          code: ErrorCode.UNKNOWN_POLICY,
+          message: `Unknown policy '${String(policy)}'`,
+          details: { policy },
+        }),
+      );
+    }
+    return admitStream(this.#engine, pr, pr.key(options.route));
   }
 
   /** Subscribes to every event; returns the unsubscribe function. With no listener nothing is built. */

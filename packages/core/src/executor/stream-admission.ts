@@ -1,0 +1,110 @@
+import { ErrorCode } from '../errors/resilience-error';
+import { outcomeClass } from '../errors/outcome-class';
+import type { BreakerAdmission, BreakerOutcome } from '../stores/ports';
+import { isPromiseLike, type Engine } from './engine';
+import type { KeyState, PolicyRuntime } from './policy-runtime';
+import { rejection } from './rejections';
+
+/** The admission of one stream: report how it ended exactly once (later reports are ignored). */
+export interface StreamPermit {
+  /**
+   * `error` undefined: the stream completed. `cancelled`: the consumer stopped early, which says nothing about the
+   * dependency's health (a probe lease is given back, nothing is recorded).
+   */
+  settle(error?: unknown, cancelled?: boolean): void;
+}
+
+/**
+ * Breaker-only admission for long-lived work that cannot be retried, timed out or hedged: streams (SPEC §9, async
+ * generators and server-sent events). Opening is refused while forced open or while the breaker is open; how the
+ * stream ends is one breaker outcome. Rate limit, bulkhead, retry, timeout and hedge never apply. Events are the same
+ * as for `run`: `rejected`, `breaker_state`, `store_degraded`, and one `call` when the permit settles.
+ */
+export async function admitStream(engine: Engine, pr: PolicyRuntime, ks: KeyState): Promise<StreamPermit> {
+  const e = engine;
+  const policy = pr.policy.name;
+  const route = ks.key.route;
+  const started = e.clock.now();
+  const refuse = (code: string, retryAfter?: number, cause?: unknown): never => {
+    const err = rejection('infrastructure', code, policy, route, retryAfter, cause);
+    if (e.listening) {
+      e.emit({ type: 'rejected', policy, route, code });
+      e.emit({ type: 'call', policy, route, outcome: 'rejected', duration: 0, code });
+    }
+    throw err;
+  };
+  if (ks.forcedOpen || pr.forcedAll) refuse(ErrorCode.FORCED_OPEN);
+  const bp = pr.breakerParams;
+  let local = e.breakerStore === e.breakerLocal;
+  let adm: BreakerAdmission | undefined;
+  if (bp !== undefined) {
+    try {
+      const r = (local ? e.breakerLocal : e.breakerStore).acquire(ks.key, bp, started);
+      adm = isPromiseLike(r) ? await r : r;
+    } catch (err) {
+      if (e.listening) e.emit({ type: 'store_degraded', policy, route, store: 'circuitBreaker', error: err });
+      if (!pr.policy.failOpenOnStoreError) refuse(ErrorCode.STORE_UNAVAILABLE, undefined, err);
+      local = true;
+      adm = e.breakerLocal.acquire(ks.key, bp, e.clock.now()) as BreakerAdmission;
+    }
+    if (adm.transition !== undefined && e.listening) {
+      e.emit({ type: 'breaker_state', policy, route, from: adm.transition.from, to: adm.transition.to });
+    }
+    ks.breakerState = adm.state;
+    if (!adm.admitted) refuse(ErrorCode.CIRCUIT_OPEN, adm.retryAfter);
+  }
+  const permit = adm?.admitted ? { generation: adm.generation, lease: adm.lease } : undefined;
+  ks.inflight++;
+  let settled = false;
+  return {
+    settle(error?: unknown, cancelled = false): void {
+      if (settled) return;
+      settled = true;
+      ks.inflight--;
+      const cls = cancelled
+        ? 'cancelled'
+        : error === undefined
+          ? 'healthy'
+          : outcomeClass(e.classify(error), false);
+      if (e.listening) {
+        const outcome = cls === 'healthy' ? 'success' : cls === 'cancelled' ? 'cancelled' : 'failure';
+        const duration = e.clock.now() - started;
+        e.emit(
+          outcome === 'failure'
+            ? { type: 'call', policy, route, outcome, duration, code: e.classify(error) }
+            : { type: 'call', policy, route, outcome, duration },
+        );
+      }
+      if (bp === undefined || permit === undefined) return;
+      const outcome: BreakerOutcome =
+        cls === 'failure' ? 'failure' : cls === 'healthy' ? 'success' : 'release';
+      const store = local ? e.breakerLocal : e.breakerStore;
+      const onError = (err: unknown): void => {
+        if (e.listening)
+          e.emit({ type: 'store_degraded', policy, route, store: 'circuitBreaker', error: err });
+      };
+      try {
+        const r = store.record(ks.key, bp, permit, outcome, e.clock.now());
+        const apply = (res: {
+          state: typeof ks.breakerState;
+          transition: BreakerAdmission['transition'];
+        }): void => {
+          ks.breakerState = res.state;
+          if (res.transition !== undefined && e.listening) {
+            e.emit({
+              type: 'breaker_state',
+              policy,
+              route,
+              from: res.transition.from,
+              to: res.transition.to,
+            });
+          }
+        };
+        if (isPromiseLike(r)) r.then(apply, onError);
+        else apply(r);
+      } catch (err) {
+        onError(err);
+      }
+    },
+  };
+}
