@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import {
-  InMemoryCircuitBreakerStore,
   Resilience,
   ResiliencePolicy,
   RetryStrategy,
@@ -52,7 +51,7 @@ describe('ResilienceInterceptor outside HTTP', () => {
         }),
       ],
     });
-    const streams = new StreamGate(resilience, new InMemoryCircuitBreakerStore(), {});
+    const streams = new StreamGate(resilience);
     interceptor = new ResilienceInterceptor(resilience, new Reflector(), streams, {});
   });
 

@@ -1,14 +1,6 @@
 import { Module, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
-import {
-  InMemoryCircuitBreakerStore,
-  Resilience,
-  ResiliencePolicy,
-  policyFromSpec,
-  type CircuitBreakerStore,
-  type ResilienceOptions,
-} from '@ballast/core';
-import { RESILIENCE_BREAKER_STORE } from './resilience.constants';
+import { Resilience, ResiliencePolicy, policyFromSpec, type ResilienceOptions } from '@ballast/core';
 import { ResilienceExceptionFilter } from './resilience-exception.filter';
 import { ResilienceExplorer } from './resilience.explorer';
 import { ResilienceHealthIndicator } from './resilience.health';
@@ -22,14 +14,11 @@ function toPolicy(definition: PolicyDefinition): ResiliencePolicy {
 }
 
 /** Builds the application's one `Resilience` from the module options. @internal */
-export function createResilience(
-  options: ResilienceModuleOptions,
-  breakerStore: CircuitBreakerStore,
-): Resilience {
+export function createResilience(options: ResilienceModuleOptions): Resilience {
   const config: { -readonly [K in keyof ResilienceOptions]: ResilienceOptions[K] } = {
     policies: (options.policies ?? []).map(toPolicy),
-    stores: { ...options.stores, circuitBreaker: breakerStore },
   };
+  if (options.stores !== undefined) config.stores = options.stores;
   if (options.clock !== undefined) config.clock = options.clock;
   if (options.random !== undefined) config.random = options.random;
   if (options.classify !== undefined) config.classify = options.classify;
@@ -50,14 +39,8 @@ export function createResilience(
   imports: [DiscoveryModule],
   providers: [
     {
-      provide: RESILIENCE_BREAKER_STORE,
-      inject: [RESILIENCE_MODULE_OPTIONS],
-      useFactory: (options: ResilienceModuleOptions): CircuitBreakerStore =>
-        options.stores?.circuitBreaker ?? new InMemoryCircuitBreakerStore(),
-    },
-    {
       provide: Resilience,
-      inject: [RESILIENCE_MODULE_OPTIONS, RESILIENCE_BREAKER_STORE],
+      inject: [RESILIENCE_MODULE_OPTIONS],
       useFactory: createResilience,
     },
     StreamGate,
