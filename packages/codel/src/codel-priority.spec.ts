@@ -14,10 +14,12 @@ describe('CoDelQueue — adaptive LIFO', () => {
     queue.push('d', 60);
     expect(queue.pop(110).item).toBe('d'); // not empty since 0: congested, LIFO
     expect(queue.pop(111).item).toBe('c');
-    expect(queue.pop(112).item).toBe('b'); // empties at 112
-    queue.push('e', 120);
+    expect(queue.pop(112).item).toBe('b'); // emptied by serving: not found empty, still congested
+    expect(queue.congested(113)).toBe(true);
+    expect(queue.pop(115).item).toBeUndefined(); // a consumer finds it empty at 115: idle
+    queue.push('e', 120); // lastEmptyAt = 120
     queue.push('f', 130);
-    expect(queue.pop(140).item).toBe('e'); // calm again: FIFO
+    expect(queue.pop(140).item).toBe('e'); // 20 < 100: calm again, FIFO
   });
 
   it('combined with CoDel: sheds the stale bottom of the stack and serves the newest', () => {
@@ -35,14 +37,17 @@ describe('CoDelQueue — adaptive LIFO', () => {
 describe('CoDelQueue — prioritized allowances (target 20, interval 100)', () => {
   it('scales the allowance by tier: ×0.25, ×0.5, ×1, ×2 — a hand-worked trace', () => {
     const queue = new CoDelQueue<string>({ maxSize: 10, target: 20, interval: 100, prioritized: true });
-    queue.push('be', 0, BEST_EFFORT);
+    queue.push('be', 0, BEST_EFFORT); // lastEmptyAt = 0
     queue.push('n', 0, NORMAL);
     queue.push('c', 10, CRITICAL);
-    // t=30, calm → base 100: BEST_EFFORT may wait 25 (waited 30 → shed), NORMAL 100, CRITICAL 200.
-    expect(queue.pop(30)).toEqual({ item: 'n', shed: ['be'] });
+    // t=30, calm → base 100: BEST_EFFORT may wait 25 (waited 30 → shed), NORMAL 100 (30), CRITICAL 200 (20).
+    // The highest non-empty tier is served: c.
+    expect(queue.pop(30)).toEqual({ item: 'c', shed: ['be'] });
     queue.push('d', 40, DEGRADED);
-    // t=120, congested (not empty since 0) → base 20: DEGRADED may wait 10 (80 → shed), CRITICAL 40 (110 → shed).
-    expect(queue.pop(120)).toEqual({ shed: ['d', 'c'] });
+    queue.push('c2', 70, CRITICAL);
+    // t=120, congested (not found empty since 0) → base 20: DEGRADED may wait 10 (80 → shed), NORMAL 20
+    // (120 → shed), CRITICAL 40 (50 → shed). Sheds come lowest tier first.
+    expect(queue.pop(120)).toEqual({ shed: ['d', 'n', 'c2'] });
     expect(queue.size).toBe(0);
   });
 
@@ -55,12 +60,43 @@ describe('CoDelQueue — prioritized allowances (target 20, interval 100)', () =
     expect(queue.pop(200)).toEqual({ item: 'c', shed: ['first', 'n'] });
   });
 
-  it('serves in arrival order across tiers, not by criticality', () => {
+  it('serves the highest non-empty tier first, FIFO within a tier', () => {
     const queue = new CoDelQueue<string>({ maxSize: 10, prioritized: true });
-    queue.push('n', 0, NORMAL);
-    queue.push('c', 1, CRITICAL);
+    queue.push('n1', 0, NORMAL);
+    queue.push('c1', 1, CRITICAL);
     queue.push('be', 2, BEST_EFFORT);
-    expect([queue.pop(3).item, queue.pop(3).item, queue.pop(3).item]).toEqual(['n', 'c', 'be']);
+    queue.push('c2', 3, CRITICAL);
+    queue.push('n2', 4, NORMAL);
+    const order = Array.from({ length: 5 }, () => queue.pop(5).item);
+    expect(order).toEqual(['c1', 'c2', 'n1', 'n2', 'be']);
+  });
+
+  it('with adaptive LIFO: highest tier first, newest first within the tier while congested', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, prioritized: true, adaptiveLifo: true });
+    queue.push('n1', 0, NORMAL); // lastEmptyAt = 0
+    queue.push('n2', 10, NORMAL);
+    queue.push('c1', 20, CRITICAL);
+    queue.push('c2', 30, CRITICAL);
+    queue.push('be', 40, BEST_EFFORT);
+    // t=150: congested (no target, nothing shed) → CRITICAL newest first, then NORMAL newest first, then BEST_EFFORT.
+    const order = Array.from({ length: 5 }, () => queue.pop(150).item);
+    expect(order).toEqual(['c2', 'c1', 'n2', 'n1', 'be']);
+  });
+
+  it('regression (simulator report): a CRITICAL waiter is served before older lower-tier waiters (target 10)', () => {
+    // Times exactly as reported (the BEST_EFFORT arrival is stamped 186; the queue takes times as given).
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100, prioritized: true });
+    queue.push('n0', 0, NORMAL); // lastEmptyAt = 0
+    queue.push('n150', 150, NORMAL);
+    queue.push('n160', 160, NORMAL);
+    queue.push('c165', 165, CRITICAL);
+    queue.push('be186', 186, BEST_EFFORT);
+    // t=170: congested (170 ≥ 100) → base 10. NORMAL allowance 10: n0 (170) and n150 (20) shed, n160 (10) stays;
+    // CRITICAL 20: c165 (5) stays; BEST_EFFORT 2.5: be186 (−16) stays. Arrival order would serve n160 and leave
+    // c165 to age past its 20 ms behind it; strict priority serves c165.
+    expect(queue.pop(170)).toEqual({ item: 'c165', shed: ['n0', 'n150'] });
+    // t=190: BEST_EFFORT be186 waited 4 > 2.5 → shed; NORMAL n160 waited 30 > 10 → shed.
+    expect(queue.pop(190)).toEqual({ shed: ['be186', 'n160'] });
   });
 });
 
@@ -73,8 +109,8 @@ describe('CoDelQueue — displacement when full', () => {
     expect(queue.push('w', 3, NORMAL)).toEqual({ ok: false }); // equal criticality never displaces
     expect(queue.push('v', 4, CRITICAL)).toEqual({ ok: true, displaced: 'y' }); // oldest NORMAL goes
     expect(queue.size).toBe(2);
+    expect(queue.pop(5).item).toBe('v'); // CRITICAL first
     expect(queue.pop(5).item).toBe('z');
-    expect(queue.pop(5).item).toBe('v');
   });
 
   it('rejects a BEST_EFFORT arrival at a full queue', () => {
@@ -90,7 +126,10 @@ describe('CoDelQueue — displacement when full', () => {
     expect(queue.remove('b')).toBe(true);
     expect(queue.remove('a')).toBe(true);
     expect(queue.size).toBe(0);
-    expect(queue.congested(1000)).toBe(false);
+    // Emptied by its callers giving up, not found empty by a consumer: still congested after the interval.
+    expect(queue.congested(1000)).toBe(true);
+    queue.idle(1000);
+    expect(queue.congested(5000)).toBe(false);
   });
 });
 
@@ -98,6 +137,7 @@ describe('CoDelQueue — properties', () => {
   type Op =
     | { kind: 'push'; gap: number; criticality: Criticality }
     | { kind: 'pop'; gap: number }
+    | { kind: 'idle'; gap: number }
     | { kind: 'remove'; pick: number };
   const op: fc.Arbitrary<Op> = fc.oneof(
     fc.record({
@@ -106,6 +146,7 @@ describe('CoDelQueue — properties', () => {
       criticality: fc.constantFrom(BEST_EFFORT, DEGRADED, NORMAL, CRITICAL),
     }),
     fc.record({ kind: fc.constant('pop' as const), gap: fc.integer({ min: 0, max: 60 }) }),
+    fc.record({ kind: fc.constant('idle' as const), gap: fc.integer({ min: 0, max: 60 }) }),
     fc.record({ kind: fc.constant('remove' as const), pick: fc.nat() }),
   );
   const config = fc.record({
@@ -120,7 +161,10 @@ describe('CoDelQueue — properties', () => {
       fc.property(config, fc.array(op, { maxLength: 200 }), (c, ops) => {
         const queue = new CoDelQueue<number>({ ...c, interval: 100 });
         const queued = new Map<number, { at: number; criticality: Criticality }>();
-        const served: number[] = [];
+        // Reference model of congestion: "found empty" only by a consumer looking at an empty queue.
+        let idle = true;
+        let lastEmptyAt = -Infinity;
+        const modelCongested = (t: number) => !idle && t - lastEmptyAt >= 100;
         let now = 0;
         let next = 0;
         for (const o of ops) {
@@ -129,6 +173,10 @@ describe('CoDelQueue — properties', () => {
             const id = next++;
             const result = queue.push(id, now, o.criticality);
             if (result.ok) {
+              if (idle && result.displaced === undefined) {
+                idle = false;
+                lastEmptyAt = now;
+              }
               queued.set(id, { at: now, criticality: o.criticality });
               if (result.displaced !== undefined) {
                 expect(c.prioritized).toBe(true);
@@ -138,6 +186,8 @@ describe('CoDelQueue — properties', () => {
             }
           } else if (o.kind === 'pop') {
             now += o.gap;
+            const wasEmpty = queued.size === 0;
+            const congested = modelCongested(now);
             const { item, shed } = queue.pop(now);
             for (const s of shed) {
               expect(c.target).toBeDefined();
@@ -148,9 +198,29 @@ describe('CoDelQueue — properties', () => {
               const scale = c.prioritized ? [0.25, 0.5, 1, 2][entry.criticality]! : 1;
               if (c.target !== undefined) expect(now - entry.at).toBeLessThanOrEqual(100 * scale);
               expect(queued.delete(item)).toBe(true);
-              served.push(item);
+              // Service order: highest tier present first when prioritized; within the served tier the oldest,
+              // or the newest while congested with adaptive LIFO.
+              const sameTier = (x: { criticality: Criticality }) =>
+                !c.prioritized || x.criticality === entry.criticality;
+              for (const [id, other] of queued) {
+                if (c.prioritized) expect(other.criticality).toBeLessThanOrEqual(entry.criticality);
+                if (!sameTier(other)) continue;
+                if (c.adaptiveLifo && congested) expect(id).toBeLessThan(item);
+                else expect(id).toBeGreaterThan(item);
+              }
             } else {
               expect(queue.size).toBe(0);
+            }
+            if (wasEmpty) {
+              idle = true;
+              lastEmptyAt = now;
+            }
+          } else if (o.kind === 'idle') {
+            now += o.gap;
+            queue.idle(now);
+            if (queued.size === 0) {
+              idle = true;
+              lastEmptyAt = now;
             }
           } else {
             const ids = [...queued.keys()];
@@ -161,9 +231,9 @@ describe('CoDelQueue — properties', () => {
           }
           expect(queue.size).toBe(queued.size);
           expect(queue.size).toBeLessThanOrEqual(c.maxSize);
+          expect(queue.congested(now)).toBe(modelCongested(now));
+          expect(queue.congested(now + 100)).toBe(modelCongested(now + 100));
         }
-        if (!c.adaptiveLifo)
-          for (let i = 1; i < served.length; i++) expect(served[i]!).toBeGreaterThan(served[i - 1]!);
       }),
     );
   });

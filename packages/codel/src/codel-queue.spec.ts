@@ -111,37 +111,48 @@ describe('CoDelQueue — FIFO', () => {
 });
 
 describe('CoDelQueue — congestion and CoDel shedding (target 10, interval 100)', () => {
-  it('is congested only after a full interval without being empty', () => {
+  it('is congested when no consumer has found it empty during the last interval', () => {
     const queue = new CoDelQueue<string>({ maxSize: 10, target: 10 });
-    expect(queue.congested(500)).toBe(false); // empty
-    queue.push('a', 0);
+    expect(queue.congested(500)).toBe(false); // a new queue is idle
+    queue.push('a', 0); // ends the idle period: lastEmptyAt = 0
     expect(queue.congested(99)).toBe(false);
     expect(queue.congested(100)).toBe(true);
-    queue.pop(100);
-    expect(queue.congested(100)).toBe(false); // emptied at 100
-    queue.push('b', 150);
+    queue.pop(100); // serves a: the queue is empty, but emptied by serving, not found empty
+    expect(queue.size).toBe(0);
+    expect(queue.congested(100)).toBe(true);
+    expect(queue.congested(1000)).toBe(true);
+    expect(queue.pop(120).item).toBeUndefined(); // a consumer finds nothing: lastEmptyAt = 120, idle
+    expect(queue.congested(120)).toBe(false);
+    expect(queue.congested(10_000)).toBe(false); // idle stays calm however long
+    queue.push('b', 150); // ends the idle period: lastEmptyAt = 150
     expect(queue.congested(249)).toBe(false);
     expect(queue.congested(250)).toBe(true);
   });
 
   it('sheds by interval while calm and by target once congested — a hand-worked trace', () => {
     const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100 });
-    queue.push('a', 0); // empty before: lastEmptyAt = 0
+    queue.push('a', 0); // new queue, idle: lastEmptyAt = 0
     queue.push('b', 50);
     // t=60: not congested (60 < 100) → allowance 100; a waited 60 → served.
     expect(queue.pop(60)).toEqual({ item: 'a', shed: [] });
     queue.push('c', 120);
     queue.push('d', 130);
-    // t=125: not empty since 0 → congested → allowance 10; b waited 75 → shed; c waited 5 → served.
+    // t=125: not found empty since 0 → congested → allowance 10; b waited 75 → shed; c waited 5 → served.
     expect(queue.pop(125)).toEqual({ item: 'c', shed: ['b'] });
-    // t=150: d waited 20 > 10 → shed; the queue empties (lastEmptyAt = 150), nothing to serve.
+    // t=150: d waited 20 > 10 → shed. Shedding empties the queue, which is not being found empty: lastEmptyAt
+    // stays 0 and nothing is served.
     const last = queue.pop(150);
     expect(last).toEqual({ shed: ['d'] });
     expect(last.item).toBeUndefined();
     expect(queue.size).toBe(0);
-    // A fresh burst is calm again: allowance back to the interval.
+    // So the next arrival still meets a congested queue: e waits 40 > target 10 → shed.
     queue.push('e', 160);
-    expect(queue.pop(200)).toEqual({ item: 'e', shed: [] });
+    expect(queue.pop(200)).toEqual({ shed: ['e'] });
+    // t=201: a consumer finds it empty (lastEmptyAt = 201, idle). f arrives at 210 (lastEmptyAt = 210); at 250
+    // 40 < 100 → calm, allowance 100 → f (40) served.
+    expect(queue.pop(201).item).toBeUndefined();
+    queue.push('f', 210);
+    expect(queue.pop(250)).toEqual({ item: 'f', shed: [] });
   });
 
   it('sheds only a sojourn that exceeds the allowance, not one equal to it', () => {
@@ -150,5 +161,51 @@ describe('CoDelQueue — congestion and CoDel shedding (target 10, interval 100)
     queue.push('b', 90);
     // t=100: congested; a waited 100 > 10 → shed; b waited exactly 10 → served.
     expect(queue.pop(100)).toEqual({ item: 'b', shed: ['a'] });
+  });
+
+  it('regression (simulator report): emptied by its own shedding, it stays congested', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100 });
+    queue.push('a', 0); // lastEmptyAt = 0
+    queue.push('b', 50);
+    // t=120: congested (120 ≥ 100) → allowance 10: a (120) and b (70) shed; nothing to serve.
+    expect(queue.pop(120)).toEqual({ shed: ['a', 'b'] });
+    expect(queue.size).toBe(0);
+    expect(queue.congested(121)).toBe(true); // not found empty by a consumer
+    // A later waiter gets the target allowance, not the interval: c waits 11 > 10 → shed.
+    queue.push('c', 130);
+    expect(queue.congested(130)).toBe(true);
+    expect(queue.pop(141)).toEqual({ shed: ['c'] });
+    // With 10 ms it would have been served.
+    queue.push('d', 150);
+    expect(queue.pop(160)).toEqual({ item: 'd', shed: [] });
+  });
+
+  it('a first burst after a long idle period is calm, not congested', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100 });
+    queue.push('a', 0);
+    expect(queue.pop(5).item).toBe('a');
+    expect(queue.pop(20).item).toBeUndefined(); // found empty at 20: idle from then on
+    queue.push('b', 10_000); // the idle period ends here: lastEmptyAt = 10 000
+    queue.push('c', 10_050);
+    expect(queue.congested(10_090)).toBe(false);
+    // t=10 090: 90 < 100 → calm, allowance 100: b waited 90 → served (with the target it would be shed).
+    expect(queue.pop(10_090)).toEqual({ item: 'b', shed: [] });
+    expect(queue.congested(10_099)).toBe(false);
+    expect(queue.congested(10_100)).toBe(true); // c still queued, not found empty since 10 000
+  });
+
+  it('idle(now) records a consumer finding the queue empty; on a non-empty queue it does nothing', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100 });
+    queue.push('a', 0); // lastEmptyAt = 0
+    queue.idle(50); // a waiter is queued: a consumer cannot find it empty → no-op
+    expect(queue.congested(100)).toBe(true);
+    expect(queue.pop(100)).toEqual({ shed: ['a'] }); // congested: a (100) > 10
+    expect(queue.congested(130)).toBe(true);
+    queue.idle(130); // the same as pop(130) finding nothing
+    expect(queue.congested(130)).toBe(false);
+    expect(queue.congested(5000)).toBe(false);
+    queue.push('b', 200); // lastEmptyAt = 200
+    expect(queue.congested(299)).toBe(false);
+    expect(queue.congested(300)).toBe(true);
   });
 });

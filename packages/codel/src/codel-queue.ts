@@ -10,9 +10,12 @@ export interface CoDelQueueOptions {
   readonly target?: number | undefined;
   /** Congestion window, and the sojourn allowed while not congested (> 0, default 100). */
   readonly interval?: number | undefined;
-  /** Serve the newest waiter first while congested (default false). */
+  /** Serve the newest waiter (of the tier being served) first while congested (default false). */
   readonly adaptiveLifo?: boolean | undefined;
-  /** Scale allowances by criticality and let a higher-criticality arrival displace a waiter (default false). */
+  /**
+   * Serve the highest non-empty criticality tier first, scale allowances by criticality, and let a
+   * higher-criticality arrival displace a waiter from a full queue (default false).
+   */
   readonly prioritized?: boolean | undefined;
 }
 
@@ -52,34 +55,47 @@ const isFiniteNumber = (x: unknown): x is number => typeof x === 'number' && Num
  * A bounded wait queue managed by CoDel at dequeue time, in the variant Facebook describes in B. Maurer, "Fail at
  * Scale", ACM Queue 13(8), 2015 — after K. Nichols and V. Jacobson, "Controlling Queue Delay", ACM Queue 10(5), 2012.
  *
- * Why: a queue that is never empty is a standing queue — it adds latency without adding throughput. So the queue
- * is **congested** when it has not been empty during the last `interval` ms (`size > 0` and
- * `now − lastEmptyAt ≥ interval`). With `target` set, `pop(now)` sheds every waiter whose sojourn exceeds its
- * allowance — `target` while congested, `interval` otherwise — and serves the next. Short bursts queue normally;
- * only a standing queue is trimmed hard.
+ * Why: a queue that is never empty is a standing queue — it adds latency without adding throughput. "Empty" is
+ * meant as in Fail at Scale: a consumer (a worker, a freed concurrency slot) looked for work and found none, i.e.
+ * capacity went idle. So:
  *
- * - `adaptiveLifo`: while congested the newest waiter is served first (it still has a caller waiting for it; the
- *   oldest probably timed out already). FIFO otherwise.
+ * - The queue is **found empty** at `now` by a `pop(now)` that finds no waiter at all (before any shedding), or by
+ *   {@link CoDelQueue.idle}`(now)` on an empty queue. It then stays *idle* — empty at every instant, as far as
+ *   congestion is concerned — until the next `push`, which records that push's time as the last empty instant.
+ * - Being emptied by its own shedding, by serving its last waiter, or by `remove` is **not** being found empty:
+ *   under overload the queue empties itself all the time and refills at once, and that is exactly the standing
+ *   queue CoDel must see. Such a queue keeps its last empty instant.
+ * - **Congested** at `now` ⇔ not idle and `now − lastEmptyAt ≥ interval` (no consumer found it empty during the
+ *   last `interval`), whether or not waiters are queued at this instant. A new queue starts idle, so a first burst
+ *   — like a burst after any idle period — gets `interval` of calm before it counts as congested.
+ *
+ * With `target` set, `pop(now)` sheds every waiter whose sojourn exceeds its allowance — `target` while congested,
+ * `interval` otherwise — and serves the next. Short bursts queue normally; only a standing queue is trimmed hard.
+ *
  * - `prioritized`: allowances are scaled by criticality tier (BEST_EFFORT ×0.25, DEGRADED ×0.5, NORMAL ×1,
- *   CRITICAL ×2), and a full queue admits an arrival of strictly higher criticality by displacing the
- *   lowest-criticality waiter (the oldest among equals). Service order stays arrival order (or newest first).
+ *   CRITICAL ×2); `pop` serves the **highest non-empty tier** first (strict priority, FIFO within a tier); and a
+ *   full queue admits an arrival of strictly higher criticality by displacing the lowest-criticality waiter (the
+ *   oldest among equals).
+ * - `adaptiveLifo`: while congested the newest waiter (of the tier being served) is served first — it still has a
+ *   caller waiting for it; the oldest probably timed out already. FIFO otherwise.
  *
- * Shedding is eager: one `pop` removes every waiter already over its allowance, not only those in front of the one
- * it serves. Since an allowance never grows while the queue stays non-empty and sojourns only grow, such a waiter
- * could never be served later anyway; eager shedding just fails it sooner.
+ * Shedding is eager and per waiter: one `pop` removes every waiter already over its own tier's allowance, in every
+ * tier, not only those in front of the one it serves. Since an allowance never grows while the queue is not found
+ * empty and sojourns only grow, such a waiter could never be served later anyway; eager shedding fails it sooner.
  *
  * Structure: one ring-buffer deque per criticality tier (a single one when not prioritized). Within a tier arrival
  * order equals sojourn order, so expired waiters are a prefix of each deque. `push` is O(1) amortised and allocates
- * nothing unless it displaces; `pop` is O(tiers + shed); `remove` is O(n).
+ * nothing unless it displaces; `pop` is O(tiers + shed); `idle` is O(1) and allocates nothing; `remove` is O(n).
  * @public
  */
 export class CoDelQueue<T> {
   readonly options: ResolvedCoDelQueueOptions;
   private readonly tiers: Array<RingDeque<T>>;
   private count = 0;
-  private nextSeq = 0;
-  /** The latest time the queue was known to be empty. */
+  /** The latest instant a consumer found the queue empty (or, after that, the push that ended the idle period). */
   private lastEmptyAt = -Infinity;
+  /** True from the moment a consumer finds the queue empty until the next push (a new queue starts idle). */
+  private idleNow = true;
 
   constructor(options: CoDelQueueOptions) {
     const { maxSize, target } = options;
@@ -109,24 +125,44 @@ export class CoDelQueue<T> {
     return this.count;
   }
 
-  /** True when the queue has not been empty during the last `interval` ms. */
+  /**
+   * True when no consumer has found the queue empty during the last `interval` ms (see the class comment): the
+   * queue is not idle and `now − lastEmptyAt ≥ interval`. May be true while no waiter is queued, when the queue
+   * emptied itself by shedding or serving and no consumer has looked since.
+   */
   congested(now: number): boolean {
-    return this.count > 0 && now - this.lastEmptyAt >= this.options.interval;
+    return !this.idleNow && now - this.lastEmptyAt >= this.options.interval;
+  }
+
+  /**
+   * A consumer looked for work at `now` and found none — e.g. a concurrency slot was released while nobody
+   * waited. On an empty queue this records `now` as the last empty instant and makes the queue idle until the
+   * next push (the same as a `pop(now)` that finds no waiter); on a non-empty queue it does nothing. O(1), no
+   * allocation.
+   */
+  idle(now: number): void {
+    if (this.count !== 0) return;
+    this.lastEmptyAt = now;
+    this.idleNow = true;
   }
 
   /**
    * Enqueues `item` arriving at `now`. A full queue rejects (`{ ok: false }`) unless `prioritized` and a waiter of
    * strictly lower criticality exists, which is then displaced and returned. Throws a `RangeError` for a
-   * criticality outside 0…3.
+   * criticality outside 0…3. A push onto an idle queue records `now` as its last empty instant.
    */
   push(item: T, now: number, criticality: Criticality = Criticality.NORMAL): CoDelPushResult<T> {
     if (!isCriticality(criticality))
       throw new RangeError(`CoDelQueue.push: criticality must be 0, 1, 2 or 3, got ${String(criticality)}`);
-    if (this.count === 0) this.lastEmptyAt = now;
     const prioritized = this.options.prioritized;
     const tier = this.tiers[prioritized ? criticality : 0]!;
     if (this.count < this.options.maxSize) {
-      tier.pushBack(item, now, this.nextSeq++);
+      if (this.idleNow) {
+        // Idle until this very arrival: the queue was empty, and known to be, up to now.
+        this.lastEmptyAt = now;
+        this.idleNow = false;
+      }
+      tier.pushBack(item, now);
       this.count++;
       return ACCEPTED;
     }
@@ -135,22 +171,25 @@ export class CoDelQueue<T> {
       const victims = this.tiers[lower]!;
       if (victims.size === 0) continue;
       const displaced = victims.popFront();
-      tier.pushBack(item, now, this.nextSeq++);
+      tier.pushBack(item, now);
       return { ok: true, displaced };
     }
     return REJECTED;
   }
 
   /**
-   * Dequeues at `now`: sheds waiters over their allowance (only when `target` is set), then returns the next
-   * waiter to serve — the oldest, or the newest while congested with `adaptiveLifo`.
+   * Dequeues at `now`. On an empty queue this is a consumer finding no work: see {@link CoDelQueue.idle}.
+   * Otherwise sheds every waiter over its allowance (only when `target` is set), then returns the next waiter to
+   * serve: from the highest non-empty tier when `prioritized` (else the single tier), the oldest — or the newest
+   * while congested with `adaptiveLifo`. Neither shedding nor serving the last waiter counts as being found empty.
    */
   pop(now: number): CoDelPopResult<T> {
     if (this.count === 0) {
-      this.lastEmptyAt = now;
+      this.idle(now);
       return NOTHING;
     }
     const { target, interval, adaptiveLifo, prioritized } = this.options;
+    // count > 0, so the queue is not idle.
     const congested = now - this.lastEmptyAt >= interval;
     const tiers = this.tiers;
     let shed: T[] | undefined;
@@ -165,28 +204,20 @@ export class CoDelQueue<T> {
         }
       }
     }
-    if (this.count === 0) {
-      this.lastEmptyAt = now;
-      return shed === undefined ? NOTHING : { shed };
-    }
+    if (this.count === 0) return shed === undefined ? NOTHING : { shed };
 
-    let chosen: RingDeque<T> | undefined;
-    const newestFirst = adaptiveLifo && congested;
-    for (let t = 0; t < tiers.length; t++) {
-      const deque = tiers[t]!;
-      if (deque.size === 0) continue;
-      if (
-        chosen === undefined ||
-        (newestFirst ? deque.backSeq() > chosen.backSeq() : deque.frontSeq() < chosen.frontSeq())
-      )
-        chosen = deque;
-    }
-    const item = newestFirst ? chosen!.popBack() : chosen!.popFront();
-    if (--this.count === 0) this.lastEmptyAt = now;
+    let t = tiers.length - 1;
+    while (tiers[t]!.size === 0) t--;
+    const chosen = tiers[t]!;
+    const item = adaptiveLifo && congested ? chosen.popBack() : chosen.popFront();
+    this.count--;
     return { item, shed: shed ?? NONE_SHED };
   }
 
-  /** Removes a waiter (by identity), e.g. when its caller gave up. O(n). Returns whether it was queued. */
+  /**
+   * Removes a waiter (by identity), e.g. when its caller gave up. O(n). Returns whether it was queued. Emptying the
+   * queue this way is not being found empty by a consumer.
+   */
   remove(item: T): boolean {
     for (const deque of this.tiers) {
       if (deque.remove(item)) {

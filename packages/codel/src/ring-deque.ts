@@ -1,13 +1,12 @@
 /**
- * A growable ring buffer of `(item, enqueuedAt, seq)` entries with O(1) push at the back and pop at either end.
- * Parallel arrays (items, a `Float64Array` of times, one of sequence numbers) avoid an entry object per push.
+ * A growable ring buffer of `(item, enqueuedAt)` entries with O(1) push at the back and pop at either end.
+ * Parallel arrays (items and a `Float64Array` of times) avoid an entry object per push.
  * Capacity is a power of two so that wrapping is a mask, and doubles when full.
  * @internal
  */
 export class RingDeque<T> {
   private items: Array<T | undefined>;
   private times: Float64Array;
-  private seqs: Float64Array;
   private mask = 0;
   private head = 0;
   private length = 0;
@@ -17,7 +16,6 @@ export class RingDeque<T> {
     while (capacity < initialCapacity) capacity *= 2;
     this.items = new Array<T | undefined>(capacity).fill(undefined);
     this.times = new Float64Array(capacity);
-    this.seqs = new Float64Array(capacity);
     this.mask = capacity - 1;
   }
 
@@ -25,28 +23,17 @@ export class RingDeque<T> {
     return this.length;
   }
 
-  pushBack(item: T, time: number, seq: number): void {
+  pushBack(item: T, time: number): void {
     if (this.length > this.mask) this.grow();
     const slot = (this.head + this.length) & this.mask;
     this.items[slot] = item;
     this.times[slot] = time;
-    this.seqs[slot] = seq;
     this.length++;
   }
 
   /** Enqueue time of the oldest entry (call only when non-empty). */
   frontTime(): number {
     return this.times[this.head]!;
-  }
-
-  /** Sequence number of the oldest entry (call only when non-empty). */
-  frontSeq(): number {
-    return this.seqs[this.head]!;
-  }
-
-  /** Sequence number of the newest entry (call only when non-empty). */
-  backSeq(): number {
-    return this.seqs[(this.head + this.length - 1) & this.mask]!;
   }
 
   /** Removes and returns the oldest item (call only when non-empty). */
@@ -94,7 +81,6 @@ export class RingDeque<T> {
       const from = (to + 1) & this.mask;
       this.items[to] = this.items[from];
       this.times[to] = this.times[from]!;
-      this.seqs[to] = this.seqs[from]!;
     }
     this.items[(this.head + this.length - 1) & this.mask] = undefined;
     this.length--;
@@ -104,16 +90,13 @@ export class RingDeque<T> {
     const capacity = (this.mask + 1) * 2;
     const items = new Array<T | undefined>(capacity).fill(undefined);
     const times = new Float64Array(capacity);
-    const seqs = new Float64Array(capacity);
     for (let i = 0; i < this.length; i++) {
       const slot = (this.head + i) & this.mask;
       items[i] = this.items[slot];
       times[i] = this.times[slot]!;
-      seqs[i] = this.seqs[slot]!;
     }
     this.items = items;
     this.times = times;
-    this.seqs = seqs;
     this.mask = capacity - 1;
     this.head = 0;
   }

@@ -268,11 +268,19 @@ export class QueuedBulkhead implements BulkheadRuntime {
    * Hands free slots to waiters in the order the queue serves them. CoDel sheds are decided by this very pop
    * (Fail at Scale: "decided at dequeue"), so shed waiters are rejected at the time of the pop that shed them. A
    * waiter found past its deadline is failed and its slot goes to the next one.
+   *
+   * A free slot that finds nobody waiting is capacity going idle: the queue is told (`idle(now)`), which is what
+   * "the queue was empty" means to CoDel's congestion test. A slot that frees while waiters are queued is not idle,
+   * even if this pop sheds all of them: the queue then stays congested until a later release finds it empty.
    */
   #drain(): void {
     const queue = this.#queue;
-    if (queue === undefined || queue.size === 0 || this.#inUse >= this.#limit) return;
+    if (queue === undefined || this.#inUse >= this.#limit) return;
     const now = this.#clock.now();
+    if (queue.size === 0) {
+      queue.idle(now);
+      return;
+    }
     while (this.#inUse < this.#limit && queue.size > 0) {
       const { item, shed } = queue.pop(now);
       for (let i = 0; i < shed.length; i++) this.#shed(shed[i]!, now);

@@ -8,10 +8,12 @@ import { createBulkheadRuntime } from './bulkhead-runtime';
 
 /**
  * One deterministic scenario per queue mode, every expected grant and shed worked out by hand in the comments
- * (CoDel as in Fail at Scale: the queue is congested when it has not been empty for `interval`; a pop sheds every
- * waiter whose sojourn is strictly above its allowance — `target` when congested, `interval` otherwise, times
- * 0.25/0.5/1/2 per tier when prioritized — then serves the oldest, or the newest under adaptive LIFO).
- * One slot (maxConcurrency 1) throughout, so each release hands over exactly one slot.
+ * (CoDel as in Fail at Scale: the queue is congested when no consumer has found it empty for `interval` — here, a
+ * release that finds nobody waiting; being emptied by shedding or by serving its last waiter does not count, and a
+ * new or idle queue's first arrival starts a calm interval. A pop sheds every waiter whose sojourn is strictly
+ * above its allowance — `target` when congested, `interval` otherwise, times 0.25/0.5/1/2 per tier when
+ * prioritized — then serves the oldest of the highest non-empty tier, or the newest under adaptive LIFO while
+ * congested). One slot (maxConcurrency 1) throughout, so each release hands over exactly one slot.
  */
 
 const B = 0; // BEST_EFFORT
@@ -94,14 +96,21 @@ describe('queue modes: deterministic scenarios', () => {
     ]);
   });
 
-  it('CoDel (target 10, interval 100): tolerates a burst, trims a standing queue, recovers', async () => {
-    // t=0   A runs; W1 parks (queue was empty: lastEmpty = 0). t=20 W2 parks.
+  it('CoDel (target 10, interval 100): tolerates a burst, trims a standing queue, recovers once idle', async () => {
+    // t=0   A runs; W1 parks (a new queue is idle: this push sets lastEmpty = 0). t=20 W2 parks.
     // t=50  release: congested? 50 − 0 < 100 → no, allowance = interval 100; W1 (50), W2 (30) fine → W1.
-    // t=60  W3 parks. t=125 W4 parks. (The queue has not been empty since t=0.)
+    // t=60  W3 parks. t=125 W4 parks. (No release has found the queue empty since t=0.)
     // t=130 release: congested (130 − 0 ≥ 100) → allowance = target 10:
-    //       W2 sojourn 110 > 10 → shed; W3 70 > 10 → shed; W4 5 ≤ 10 → W4 served. Queue empty: lastEmpty = 130.
-    // t=135 W5 parks (lastEmpty = 135).
-    // t=200 release: 200 − 135 = 65 < 100 → not congested, allowance 100 → W5 (sojourn 65) served.
+    //       W2 sojourn 110 > 10 → shed; W3 70 > 10 → shed; W4 5 ≤ 10 → W4 served. The queue is now empty, but
+    //       emptied by serving, not found empty: lastEmpty stays 0, still congested.
+    // t=135 W5 parks (lastEmpty still 0).
+    // t=200 release: congested → allowance 10: W5 sojourn 65 > 10 → shed. The slot stays free (this release found
+    //       a waiter, so it is not an idle look either).
+    // t=210 W6: free slot, empty queue → admitted at once.  t=220 W7 parks (still congested).
+    // t=230 release: congested → allowance 10: W7 sojourn 10 is not > 10 → served.
+    // t=240 release: nobody waits → the slot goes idle: lastEmpty = 240, queue idle.
+    // t=250 W8 admitted at once. t=260 W9 parks: ends the idle period, lastEmpty = 260.
+    // t=330 release: 330 − 260 = 70 < 100 → calm, allowance 100 → W9 (sojourn 70) served: recovered.
     const s = scenario({ queueTarget: 10 });
     s.arrive('A');
     s.arrive('W1');
@@ -119,6 +128,20 @@ describe('queue modes: deterministic scenarios', () => {
     s.arrive('W5');
     await s.at(200);
     await s.release();
+    await s.at(210);
+    s.arrive('W6');
+    await s.at(220);
+    s.arrive('W7');
+    await s.at(230);
+    await s.release();
+    await s.at(240);
+    await s.release();
+    await s.at(250);
+    s.arrive('W8');
+    await s.at(260);
+    s.arrive('W9');
+    await s.at(330);
+    await s.release();
     expect(s.events).toEqual([
       'A admitted@0',
       'W1 granted@50',
@@ -127,16 +150,25 @@ describe('queue modes: deterministic scenarios', () => {
       'W2 bulkhead_queue_shed@130', // rejected at the time of the pop that shed it
       'W3 bulkhead_queue_shed@130',
       'W4 granted@130',
-      'W5 granted@200',
+      'onShed(2,65)@200', // a standing queue stays congested after emptying itself
+      'W5 bulkhead_queue_shed@200',
+      'W6 admitted@210',
+      'W7 granted@230',
+      'W8 admitted@250',
+      'W9 granted@330',
     ]);
+    expect([s.runtime.inUse, s.runtime.waiting]).toEqual([1, 0]);
   });
 
-  it('adaptive LIFO (no CoDel): FIFO until congested, newest first while congested, FIFO again after', async () => {
+  it('adaptive LIFO (no CoDel): FIFO until congested, newest first while congested, FIFO again once idle', async () => {
     // t=0 A runs; W1 parks (lastEmpty = 0); W2 @10; W3 @20.
     // t=50  release: 50 < 100 → not congested → oldest: W1.       t=60 W4, t=70 W5 park.
-    // t=120 release: congested (120 ≥ 100) → newest: W5.  t=130 → W4.  t=140 → W3.  t=150 → W2 (queue empty:
-    //       lastEmpty = 150).
-    // t=160 W6 parks (lastEmpty = 160); t=170 W7.  t=180 release: 20 < 100 → oldest: W6.  t=190 → W7.
+    // t=120 release: congested (120 ≥ 100) → newest: W5.  t=130 → W4.  t=140 → W3.  t=150 → W2 (the queue is
+    //       emptied by serving, not found empty: still congested).
+    // t=152 W6 and t=154 W7 park.  t=160 release: still congested → newest: W7.  t=170 → W6.
+    // t=180 release: nobody waits → idle, lastEmpty = 180.  t=185 X admitted at once.
+    // t=190 W8 parks (ends the idle period: lastEmpty = 190); t=195 W9.
+    // t=200 release: 10 < 100 → calm → oldest: W8.  t=210 → W9.
     const s = scenario({ queueAdaptiveLifo: true });
     s.arrive('A');
     s.arrive('W1');
@@ -154,37 +186,54 @@ describe('queue modes: deterministic scenarios', () => {
       await s.at(t);
       await s.release();
     }
-    await s.at(160);
+    await s.at(152);
     s.arrive('W6');
-    await s.at(170);
+    await s.at(154);
     s.arrive('W7');
-    for (const t of [180, 190]) {
+    for (const t of [160, 170, 180]) {
       await s.at(t);
       await s.release();
     }
-    expect(s.events.filter((e) => e.includes('granted'))).toEqual([
+    await s.at(185);
+    s.arrive('X');
+    await s.at(190);
+    s.arrive('W8');
+    await s.at(195);
+    s.arrive('W9');
+    for (const t of [200, 210]) {
+      await s.at(t);
+      await s.release();
+    }
+    expect(s.events.filter((e) => e.includes('granted') || e.includes('admitted'))).toEqual([
+      'A admitted@0',
       'W1 granted@50',
       'W5 granted@120',
       'W4 granted@130',
       'W3 granted@140',
       'W2 granted@150',
-      'W6 granted@180',
-      'W7 granted@190',
+      'W7 granted@160',
+      'W6 granted@170',
+      'X admitted@185',
+      'W8 granted@200',
+      'W9 granted@210',
     ]);
     expect(s.events.some((e) => e.includes('shed'))).toBe(false);
   });
 
-  it('prioritized with CoDel (target 20, interval 100): displacement and tier-scaled allowances', async () => {
+  it('prioritized with CoDel (target 20, interval 100): displacement, strict priority, tier-scaled allowances', async () => {
     // maxQueue 4. Allowances ×0.25/0.5/1/2 (B/D/N/C): not congested 25/50/100/200, congested 5/10/20/40.
     // t=0   A runs; N1, B2, D3, N4 park (lastEmpty = 0); the queue is full.
     // t=10  C5 arrives at a full queue → displaces the lowest tier, B2 → onShed(0, 10).
     //       B6 arrives: nothing below BEST_EFFORT to displace → bulkhead_full.
-    // t=50  release: not congested. D3 sojourn 50 is not > 50 → kept. Oldest: N1.
-    // t=60  release: not congested. D3 sojourn 60 > 50 → shed → onShed(1, 60). Oldest left: N4.
-    // t=95  N7 and C8 park. Queue: C5(10), N7(95), C8(95).
-    // t=125 release: congested (never empty since t=0). N7 sojourn 30 > 20 → shed; C5 115 > 40 → shed (CoDel on:
-    //       even CRITICAL has a limit); C8 30 ≤ 40 → served. Sheds come lowest tier first. lastEmpty = 125.
-    // t=130 N9 parks (lastEmpty = 130). t=200 release: 70 < 100, not congested → N9 (70 ≤ 100) served.
+    // t=50  release: not congested. D3 sojourn 50 is not > 50 → kept. Highest tier first: C5.
+    // t=60  release: not congested. D3 sojourn 60 > 50 → shed → onShed(1, 60). Highest tier left is NORMAL,
+    //       oldest first: N1.
+    // t=95  N7 and C8 park. Queue: N4(0), N7(95), C8(95).
+    // t=125 release: congested (not found empty since t=0). N4 sojourn 125 > 20 → shed; N7 30 > 20 → shed; C8
+    //       30 ≤ 40 → served. Sheds come lowest tier first, oldest first. Emptied by serving: still congested.
+    // t=130 N9 parks. t=200 release: still congested → N9 (70 > 20) shed; the slot stays free.
+    // t=205 X admitted at once. t=215 release: nobody waits → idle, lastEmpty = 215. t=220 Y admitted at once.
+    // t=230 N10 parks (lastEmpty = 230). t=300 release: 70 < 100, not congested → N10 (70 ≤ 100) served.
     const s = scenario({ maxQueue: 4, queueTarget: 20, prioritized: true });
     s.arrive('A');
     s.arrive('N1', N);
@@ -207,21 +256,35 @@ describe('queue modes: deterministic scenarios', () => {
     s.arrive('N9', N);
     await s.at(200);
     await s.release();
+    await s.at(205);
+    s.arrive('X', N);
+    await s.at(215);
+    await s.release();
+    await s.at(220);
+    s.arrive('Y', N);
+    await s.at(230);
+    s.arrive('N10', N);
+    await s.at(300);
+    await s.release();
     expect(s.events).toEqual([
       'A admitted@0',
       'onShed(0,10)@10',
       'B6 bulkhead_full@10',
       'B2 bulkhead_queue_shed@10',
-      'N1 granted@50',
+      'C5 granted@50',
       'onShed(1,60)@60',
       'D3 bulkhead_queue_shed@60',
-      'N4 granted@60',
+      'N1 granted@60',
+      'onShed(2,125)@125',
       'onShed(2,30)@125',
-      'onShed(3,115)@125',
+      'N4 bulkhead_queue_shed@125',
       'N7 bulkhead_queue_shed@125',
-      'C5 bulkhead_queue_shed@125',
       'C8 granted@125',
-      'N9 granted@200',
+      'onShed(2,70)@200',
+      'N9 bulkhead_queue_shed@200',
+      'X admitted@205',
+      'Y admitted@220',
+      'N10 granted@300',
     ]);
   });
 });
