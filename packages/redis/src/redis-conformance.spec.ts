@@ -27,6 +27,10 @@ if (RUN_REDIS_TESTS) {
   const options = { timeout: 30_000 };
   const storeOptions = { prefix, time: 'caller', commandTimeout: 5000 } as const;
 
+  it('runs on the real Redis server', async () => {
+    expect(await redis().ping()).toBe('PONG');
+  });
+
   describeCircuitBreakerStoreConformance(
     'RedisCircuitBreakerStore (caller time)',
     () => ({ store: new RedisCircuitBreakerStore(redis(), storeOptions) }),

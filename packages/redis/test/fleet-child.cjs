@@ -1,4 +1,4 @@
-// A replica for the multi-process fleet tests (src/redis-fleet.spec.ts). It runs the stores from their TypeScript
+// A replica for the multi-process fleet tests (src/redis-fleet.integration.spec.ts). It runs the stores from their TypeScript
 // sources — no build needed, so it works in a clean CI clone: `.ts` files are transpiled on load with the
 // TypeScript compiler's transpileModule (syntax only, like ts-jest's isolatedModules), and `@ballast/*` resolves
 // to packages/*/src as in the Jest config. Protocol: JSON lines; {id, op, ...} on stdin, {id, result|error} out.
