@@ -212,6 +212,9 @@ describe('adaptive bulkhead (AIMD, latencyQuantile through the LatencyDigestStor
   );
 });
 
+/** One-sample windows: every success is its own window (the clock must move between samples). */
+const PER_SAMPLE = { windowSize: 1, minWindowTime: 0, maxWindowTime: 0 } as const;
+
 function gradient(over: Partial<ResolvedGradientBulkheadOptions> = {}) {
   const clock = new FakeClock(0);
   const limits: number[] = [];
@@ -224,6 +227,9 @@ function gradient(over: Partial<ResolvedGradientBulkheadOptions> = {}) {
     smoothing: 0.2,
     longWindow: 600,
     headroom: 4,
+    windowSize: 10,
+    minWindowTime: 1000,
+    maxWindowTime: 1000,
     ...over,
   };
   const runtime = createBulkheadRuntime(
@@ -238,15 +244,16 @@ function gradient(over: Partial<ResolvedGradientBulkheadOptions> = {}) {
     },
   );
   const reference = new Gradient2Limit({ ...options });
-  return { runtime, limits, reference };
+  return { clock, runtime, limits, reference };
 }
 
 describe('gradient bulkhead (Gradient2)', () => {
-  it('moves the limit down under slow samples, fed the in-flight count at release', () => {
-    const { runtime, limits, reference } = gradient();
+  it('with one-sample windows it feeds every success to Gradient2, with the in-flight count at release', async () => {
+    const { clock, runtime, limits, reference } = gradient(PER_SAMPLE);
     for (let i = 0; i < 20; i++) runtime.acquire(2, undefined);
     const rtts = [...Array<number>(10).fill(10), ...Array<number>(10).fill(100)];
     for (const rtt of rtts) {
+      await clock.advance(1);
       const inflight = runtime.inUse; // includes the finishing call
       runtime.release(rtt, 'success');
       expect(runtime.limit).toBe(reference.onSample({ rtt, inflight }));
@@ -257,13 +264,15 @@ describe('gradient bulkhead (Gradient2)', () => {
     expect(limits[limits.length - 1]).toBe(runtime.limit);
   });
 
-  it('ignores failures and neutral outcomes, and app-limited samples', () => {
-    const { runtime, limits } = gradient();
+  it('ignores failures and neutral outcomes, and app-limited samples', async () => {
+    const { clock, runtime, limits } = gradient(PER_SAMPLE);
     for (let i = 0; i < 12; i++) {
+      await clock.advance(1);
       runtime.acquire(2, undefined);
       runtime.release(1000, i % 2 === 0 ? 'failure' : 'neutral');
     }
     for (let i = 0; i < 12; i++) {
+      await clock.advance(1);
       runtime.acquire(2, undefined);
       runtime.release(i < 10 ? 10 : 1000, 'success'); // inflight 1 < 20 / 2: app-limited, no change
     }
@@ -271,16 +280,46 @@ describe('gradient bulkhead (Gradient2)', () => {
   });
 
   it('admits waiters as the limit grows', async () => {
-    const { runtime, limits } = gradient({ initialLimit: 2, maxConcurrency: 10 });
+    const { clock, runtime, limits } = gradient({ ...PER_SAMPLE, initialLimit: 2, maxConcurrency: 10 });
     runtime.acquire(2, undefined);
     runtime.acquire(2, undefined);
     const waiters = [0, 1, 2, 3].map(() => park(runtime.acquire(2, undefined)));
     for (let i = 0; i < 6; i++) {
+      await clock.advance(1);
       runtime.release(10, 'success'); // steady RTT: gradient 1, est ← est + headroom·smoothing
       await flushMicrotasks();
     }
     expect(waiters.map((w) => w.value)).toEqual([true, true, true, true]);
     expect(limits[0]).toBe(3);
     expect(runtime.inUse).toBeLessThanOrEqual(runtime.limit);
+  });
+
+  it('default window (Netflix WindowedLimit): one Gradient2 sample per ≥ 1 s window of ≥ 10 successes', async () => {
+    // maxConcurrency 20, 20 in flight throughout (each release is followed by a new acquire).
+    const { clock, runtime, reference } = gradient();
+    for (let i = 0; i < 20; i++) runtime.acquire(2, undefined);
+    const done = async (at: number, rtt: number, outcome: 'success' | 'failure' = 'success') => {
+      await clock.advance(at - clock.now());
+      runtime.release(rtt, outcome);
+      runtime.acquire(2, undefined);
+    };
+    // t=0: the first success closes a one-sample window (too small: discarded) and schedules the next close at
+    // 0 + clamp(2 × 40, 1000, 1000) = 1000.
+    await done(0, 40);
+    expect(runtime.limit).toBe(20);
+    // t=100…1000: 12 successes (RTT 40 ×6 then 160 ×6; average 100) and a failure (not a sample). No close yet:
+    // a window closes at the first completion strictly after 1000.
+    for (let i = 0; i < 12; i++) await done(100 + 75 * i, i < 6 ? 40 : 160);
+    await done(1000, 5000, 'failure');
+    expect(runtime.limit).toBe(20);
+    // t=1001: the 13th success (RTT 100) closes the window: 13 samples ≥ 10, average RTT 100, max in flight 20.
+    await done(1001, 100);
+    const expected = reference.onSample({ rtt: 100, inflight: 20 });
+    expect(runtime.limit).toBe(expected);
+    // Next close at 1001 + 1000 = 2001. Five successes by then, closed by the sixth at 2500: 6 < 10 samples, so the
+    // window is discarded and Gradient2 is not fed.
+    for (let i = 0; i < 5; i++) await done(1100 + 100 * i, 10);
+    await done(2500, 10);
+    expect(runtime.limit).toBe(expected);
   });
 });

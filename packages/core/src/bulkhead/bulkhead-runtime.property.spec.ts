@@ -116,6 +116,10 @@ function build(kind: Kind, queue: ResolvedQueueOptions, max: number) {
           smoothing: 0.5,
           longWindow: 20,
           headroom: 1,
+          // Small windows so the limit actually moves within a short property run.
+          windowSize: 2,
+          minWindowTime: 0,
+          maxWindowTime: 10,
         },
       },
       deps,

@@ -82,7 +82,7 @@ export function createBulkheadRuntime(
       case 'adaptiveBulkhead':
         return new AimdLimitController(strategy.options, controllerDeps);
       case 'gradientBulkhead':
-        return new GradientLimitController(strategy.options);
+        return new GradientLimitController(strategy.options, controllerDeps);
     }
   });
 }

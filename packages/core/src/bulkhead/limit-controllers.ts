@@ -131,18 +131,47 @@ export class AimdLimitController implements LimitController {
   }
 }
 
+/** Netflix `WindowedLimit.DEFAULT_MIN_RTT_THRESHOLD` (100 µs): faster completions are not samples. */
+const MIN_RTT_THRESHOLD_MS = 0.1;
+
 /**
- * `gradientBulkhead`: Netflix concurrency-limits' Gradient2 (SPEC §3), fed successful completions only with the
- * in-flight count at release including the finishing call. Failures and neutral outcomes are not samples: a
- * fast error or an abort would read as a tiny RTT and push the limit up (concurrency-limits #176).
+ * `gradientBulkhead`: Netflix concurrency-limits' Gradient2 (SPEC §3), fed successful completions only.
+ * Failures and neutral outcomes are not samples: a fast error or an abort would read as a tiny RTT and push the
+ * limit up (concurrency-limits #176).
+ *
+ * Like Netflix's deployments, Gradient2 sits behind a sample window (concurrency-limits `WindowedLimit` with its
+ * default `AverageSampleWindow`), because one sample per call makes the limit follow latency *variance* rather
+ * than capacity (the long-RTT average chases every sample and `headroom` keeps adding: the limit creeps up or pins
+ * at its maximum). Per successful completion at `now` with RTT `rtt ≥ 0.1 ms` and in-flight count `inflight`
+ * (slots held including the finishing call, read before its release — Netflix's in-flight count at acquire):
+ *
+ * ```
+ * window ← window + (rtt, inflight)              count, sum of RTTs, min RTT, max in-flight
+ * if now > nextUpdateAt:                          close the window (always, ready or not)
+ *   nextUpdateAt ← now + clamp(2 × window.minRtt, minWindowTime, maxWindowTime)
+ *   if window.count ≥ windowSize: Gradient2.onSample({ rtt: window.sum / window.count, inflight: window.maxInflight })
+ *   window ← empty                                 (a window with too few samples is discarded)
+ * ```
+ *
+ * The first completion closes a one-sample window (discarded) and starts the first real one, as in Netflix's
+ * code (`nextUpdateTime` starts at 0). State is a few numbers; a release allocates nothing.
  */
 export class GradientLimitController implements LimitController {
   readonly #gradient: Gradient2Limit;
-  /** Reused for every sample, so a release allocates nothing. */
+  readonly #clock: Clock;
+  readonly #windowSize: number;
+  readonly #minWindowTime: number;
+  readonly #maxWindowTime: number;
+  /** Reused for every window, so a release allocates nothing. */
   readonly #sample = { rtt: 0, inflight: 0 };
   #limit: number;
+  #nextUpdateAt = -Infinity;
+  #count = 0;
+  #sum = 0;
+  #minRtt = Infinity;
+  #maxInflight = 0;
 
-  constructor(options: ResolvedGradientBulkheadOptions) {
+  constructor(options: ResolvedGradientBulkheadOptions, deps: Pick<ControllerDeps, 'clock'>) {
     this.#gradient = new Gradient2Limit({
       maxConcurrency: options.maxConcurrency,
       minConcurrency: options.minConcurrency,
@@ -152,6 +181,10 @@ export class GradientLimitController implements LimitController {
       longWindow: options.longWindow,
       headroom: options.headroom,
     });
+    this.#clock = deps.clock;
+    this.#windowSize = options.windowSize;
+    this.#minWindowTime = options.minWindowTime;
+    this.#maxWindowTime = options.maxWindowTime;
     this.#limit = Math.max(1, this.#gradient.limit);
   }
 
@@ -160,10 +193,23 @@ export class GradientLimitController implements LimitController {
   }
 
   sample(latency: number, outcome: BulkheadOutcome, inflight: number): void {
-    if (outcome !== 'success') return;
-    const s = this.#sample;
-    s.rtt = latency;
-    s.inflight = inflight;
-    this.#limit = Math.max(1, this.#gradient.onSample(s));
+    if (outcome !== 'success' || !(latency >= MIN_RTT_THRESHOLD_MS)) return;
+    this.#count++;
+    this.#sum += latency;
+    if (latency < this.#minRtt) this.#minRtt = latency;
+    if (inflight > this.#maxInflight) this.#maxInflight = inflight;
+    const now = this.#clock.now();
+    if (!(now > this.#nextUpdateAt)) return;
+    this.#nextUpdateAt = now + Math.min(Math.max(2 * this.#minRtt, this.#minWindowTime), this.#maxWindowTime);
+    if (this.#count >= this.#windowSize) {
+      const s = this.#sample;
+      s.rtt = this.#sum / this.#count;
+      s.inflight = this.#maxInflight;
+      this.#limit = Math.max(1, this.#gradient.onSample(s));
+    }
+    this.#count = 0;
+    this.#sum = 0;
+    this.#minRtt = Infinity;
+    this.#maxInflight = 0;
   }
 }

@@ -258,20 +258,26 @@ const bulkheadArb = fc.oneof(
           smoothing: ratio,
           longWindow: count(1, 1000),
           headroom: count(0, 10),
+          windowSize: count(1, 50),
         },
         { requiredKeys: [] },
       ),
       count(1, 50),
       count(0, 50),
       queue,
+      fc.option(fc.tuple(fc.integer({ min: 0, max: 2000 }), fc.integer({ min: 0, max: 2000 })), {
+        nil: undefined,
+      }),
     )
-    .map(([o, min, extra, q]) => ({
+    .map(([o, min, extra, q, w]) => ({
       type: 'gradientBulkhead',
       ...o,
       minConcurrency: min,
       maxConcurrency: min + extra,
       initialLimit: min,
       ...q,
+      // maxWindowTime must not be below minWindowTime.
+      ...(w === undefined ? {} : { minWindowTime: w[0], maxWindowTime: w[0] + w[1] }),
     })),
 );
 

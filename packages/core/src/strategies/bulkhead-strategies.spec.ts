@@ -141,8 +141,36 @@ describe('GradientBulkheadStrategy', () => {
       smoothing: 0.2,
       longWindow: 600,
       headroom: 4,
+      windowSize: 10,
+      minWindowTime: 1000,
+      maxWindowTime: 1000,
       ...QUEUE_DEFAULTS,
     });
+  });
+
+  it('resolves the sample window: durations as strings, maxWindowTime defaults to max(1 s, minWindowTime)', () => {
+    const s = new GradientBulkheadStrategy({ maxConcurrency: 20, windowSize: 25, minWindowTime: '2s' });
+    expect(s.options).toMatchObject({ windowSize: 25, minWindowTime: 2000, maxWindowTime: 2000 });
+    const t = new GradientBulkheadStrategy({
+      maxConcurrency: 20,
+      minWindowTime: '250ms',
+      maxWindowTime: '3s',
+    });
+    expect(t.options).toMatchObject({ windowSize: 10, minWindowTime: 250, maxWindowTime: 3000 });
+    expect(
+      violations(
+        () =>
+          new GradientBulkheadStrategy({
+            maxConcurrency: 20,
+            windowSize: 0,
+            minWindowTime: 500,
+            maxWindowTime: 100,
+          }),
+      ),
+    ).toEqual([
+      { path: 'windowSize', constraint: expect.any(String) as unknown, value: 0 },
+      { path: 'maxWindowTime', constraint: '≥ minWindowTime (500 ms)', value: 100 },
+    ]);
   });
 
   it('reports every violation', () => {

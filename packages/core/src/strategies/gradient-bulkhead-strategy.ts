@@ -2,10 +2,20 @@ import { OptionsValidator, Rules } from '../validation/options-validator';
 import { checkConcurrencyRange, resolveQueueOptions } from './queue-options';
 import type { GradientBulkheadOptions, ResolvedGradientBulkheadOptions } from './types';
 
+/** Default `windowSize` of the gradient bulkhead (Netflix `WindowedLimit`'s `DEFAULT_WINDOW_SIZE`). */
+export const DEFAULT_GRADIENT_WINDOW_SIZE = 10;
+/** Default `minWindowTime` and `maxWindowTime` in ms (Netflix `WindowedLimit`: 1 s each). */
+export const DEFAULT_GRADIENT_WINDOW_TIME = 1000;
+
 /**
  * Gradient2 concurrency limit (SPEC §3–§4, on `@ballast/gradient2`, Netflix concurrency-limits `Gradient2Limit`):
  * the limit follows the ratio of long-term to current RTT of successful calls, plus `headroom`. `initialLimit`
  * defaults to `maxConcurrency` and must lie in `[minConcurrency, maxConcurrency]`.
+ *
+ * Gradient2 is fed through a sample window, as Netflix deploys it (`WindowedLimit`): one sample per window of at
+ * least `windowSize` successful calls (default 10), carrying the window's average RTT and its largest in-flight
+ * count; a window lasts `clamp(2 × its minimum RTT, minWindowTime, maxWindowTime)` (default 1 s). `maxWindowTime`
+ * defaults to `max(1 s, minWindowTime)` and must be ≥ `minWindowTime`.
  */
 export class GradientBulkheadStrategy {
   readonly type = 'gradientBulkhead' as const;
@@ -36,6 +46,31 @@ export class GradientBulkheadStrategy {
           initialLimit,
         );
     }
+    const windowSize = v.optionalNumber(
+      'windowSize',
+      o['windowSize'],
+      Rules.COUNT_AT_LEAST_ONE,
+      DEFAULT_GRADIENT_WINDOW_SIZE,
+    );
+    const minWindowTime = v.optionalDuration(
+      'minWindowTime',
+      o['minWindowTime'],
+      false,
+      DEFAULT_GRADIENT_WINDOW_TIME,
+    );
+    const maxWindowTime = v.optionalDuration(
+      'maxWindowTime',
+      o['maxWindowTime'],
+      false,
+      Math.max(DEFAULT_GRADIENT_WINDOW_TIME, Number.isFinite(minWindowTime) ? minWindowTime : 0),
+    );
+    if (
+      o['maxWindowTime'] !== undefined &&
+      Number.isFinite(minWindowTime) &&
+      Number.isFinite(maxWindowTime) &&
+      maxWindowTime < minWindowTime
+    )
+      v.fail('maxWindowTime', `≥ minWindowTime (${minWindowTime} ms)`, o['maxWindowTime']);
     this.options = Object.freeze({
       maxConcurrency,
       minConcurrency,
@@ -44,6 +79,9 @@ export class GradientBulkheadStrategy {
       smoothing: v.optionalNumber('smoothing', o['smoothing'], Rules.RATIO, 0.2),
       longWindow: v.optionalNumber('longWindow', o['longWindow'], Rules.COUNT_AT_LEAST_ONE, 600),
       headroom: v.optionalNumber('headroom', o['headroom'], Rules.NON_NEGATIVE, 4),
+      windowSize,
+      minWindowTime,
+      maxWindowTime,
       ...resolveQueueOptions(v, o),
     });
     v.throwIfInvalid();

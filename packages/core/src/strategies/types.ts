@@ -89,6 +89,15 @@ export interface GradientBulkheadOptions extends QueueOptions {
   smoothing?: number;
   longWindow?: number;
   headroom?: number;
+  /**
+   * Sample window (Netflix concurrency-limits `WindowedLimit`): Gradient2 gets one sample per window — the
+   * average RTT of its successful calls and the most in flight — and only from a window of at least `windowSize`
+   * calls (default 10). A window closes at the first completion after `clamp(2 × its min RTT, minWindowTime,
+   * maxWindowTime)` (defaults 1 s / 1 s) from the previous close.
+   */
+  windowSize?: number;
+  minWindowTime?: Duration;
+  maxWindowTime?: Duration;
 }
 export interface ResolvedGradientBulkheadOptions extends ResolvedQueueOptions {
   readonly maxConcurrency: number;
@@ -98,6 +107,9 @@ export interface ResolvedGradientBulkheadOptions extends ResolvedQueueOptions {
   readonly smoothing: number;
   readonly longWindow: number;
   readonly headroom: number;
+  readonly windowSize: number;
+  readonly minWindowTime: number;
+  readonly maxWindowTime: number;
 }
 
 // --- breaker and throttle -------------------------------------------------------------------------------------------
