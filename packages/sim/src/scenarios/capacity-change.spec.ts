@@ -19,9 +19,15 @@ describe('scenario 2: capacity halves, then recovers (reduced scale)', () => {
     expect(a.goodput[2]).toBeGreaterThanOrEqual(0.95);
   });
 
-  it('Gradient2 does not follow (documented): its limit sits at the maximum in every phase', () => {
+  it('Gradient2 (windowed samples) follows capacity down and back up within each phase', () => {
     const g = m.variants.find((v) => v.name === 'Gradient2')!;
-    expect(g.limits.every((l) => l >= 90)).toBe(true);
-    expect(g.goodput[1]).toBeLessThan(0.2);
+    expect(g.limits.every((l) => l < 50)).toBe(true); // no longer pinned at its maximum of 100
+    expect(g.limits[1]).toBeLessThan(g.limits[0]);
+    expect(g.limits[2]).toBeGreaterThan(g.limits[1]);
+    expect(Number.isFinite(g.settleDown)).toBe(true);
+    expect(Number.isFinite(g.settleUp)).toBe(true);
+    expect(g.goodput[0]).toBeGreaterThanOrEqual(0.95);
+    expect(g.goodput[1]).toBeGreaterThanOrEqual(0.8);
+    expect(g.goodput[2]).toBeGreaterThanOrEqual(0.95);
   });
 });

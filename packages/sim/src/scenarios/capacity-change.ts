@@ -92,6 +92,7 @@ export async function capacityChangeScenario(
     await run('Gradient2', new GradientBulkheadStrategy({ maxConcurrency: 100, initialLimit: 20 })),
   ];
   const metrics = { halvedAt, recoveredAt, variants };
+  const gradient = variants.find((v) => v.name === 'Gradient2')!;
   const checks: Check[] = variants.flatMap((v) => [
     {
       name: `${v.name}: limit follows capacity down`,
@@ -175,8 +176,11 @@ export async function capacityChangeScenario(
       checksTable(checks),
       '',
       `AIMD's way down is bounded by its cooldown (one ×0.9 cut per second); its way up is additive per sample, so ` +
-        `fast at this traffic. Gradient2 sits at its maximum in every phase and follows nothing — the creeping-limit ` +
-        `behaviour investigated in scenario 1.`,
+        `fast at this traffic. Gradient2 gets one sample per 1-s window (Netflix's \`WindowedLimit\` defaults; fed ` +
+        `per request it sat pinned at its maximum, 100, in every phase): it follows capacity both ways ` +
+        `(${gradient.limits.map((x) => x.toFixed(0)).join(' → ')}), but its way up is at most \`headroom\` × ` +
+        `\`smoothing\` = +0.8 per window, hence the slower recovery, and its limit stays above the server count ` +
+        `(the standing queue of scenario 1), which costs goodput while capacity is halved.`,
     ].join('\n'),
   };
 }

@@ -137,6 +137,7 @@ export async function fairnessScenario(scale: ScenarioScale): Promise<ScenarioOu
     met: v.jain >= 0.95,
   }));
   const aimd = variants[0]!;
+  const g = variants.find((v) => v.name === 'Gradient2')!;
   return {
     id: 'fairness',
     title: '3. Four uncoordinated replicas on one downstream: fairness and convergence',
@@ -204,8 +205,13 @@ export async function fairnessScenario(scale: ScenarioScale): Promise<ScenarioOu
         `cooldown (1 s), so the late replica arrives with a limit of 100 against ~10 for the others, takes the ` +
         `lion's share, and needs about ln(10/100)/ln(0.9) ≈ 22 cuts to come down: convergence is dominated by that ` +
         `descent, not by the fairness mechanism. A realistic \`maxConcurrency\` (30) shortens it accordingly. ` +
-        `Gradient2's fairness is the fairness of four limits pinned near their maximum: equal, but the downstream is ` +
-        `overloaded (see its goodput and scenario 1).`,
+        `**Gradient2** no longer pins every limit at its maximum (it is fed one windowed sample per second, as ` +
+        `Netflix deploys it), but four uncoordinated Gradient2 limits still overload one downstream: each keeps the ` +
+        `standing queue of scenario 1 (each limit settles where its RTT ≈ \`rttTolerance\` × its own long-run RTT), their sum is several times ` +
+        `the ${SERVERS} servers, so latency is past the SLO (goodput ${pct(g.goodput)}), and the late replica — which, we think, ` +
+        `learned its long-run RTT when the downstream was already congested — tolerates a higher RTT and keeps a larger ` +
+        `share (${g.admittedRates.map((r) => r.toFixed(0)).join(' / ')} req/s). Gradient2 has no signal that makes ` +
+        `replicas converge to equal shares of a fixed capacity; AIMD's multiplicative decrease does.`,
     ].join('\n'),
   };
 }

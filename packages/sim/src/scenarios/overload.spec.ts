@@ -24,19 +24,28 @@ describe('scenario 1: 3× overload (reduced scale)', () => {
     expect(v('fixed bulkhead (guess: 50)').p99Ratio).toBeGreaterThan(v('AIMD').p99Ratio);
   });
 
-  it('AIMD + CoDel/LIFO keeps goodput but misses p99 ≤ 2× (documented: the CoDel queue waits far past its 5 ms target)', () => {
+  it('AIMD + CoDel/LIFO meets the target; its queue wait p99 stays above the 5 ms CoDel target (documented)', () => {
     const c = v('AIMD + CoDel/LIFO');
-    expect(c.goodputFraction).toBeGreaterThanOrEqual(0.95);
-    expect(c.p99Ratio).toBeLessThan(2.5);
+    expect(c.goodputFraction).toBeGreaterThanOrEqual(0.9);
+    expect(c.p99Ratio).toBeLessThanOrEqual(2);
+    // Calm periods after real idle instants (a release finding nobody waiting) allow up to `interval` of wait.
     expect(c.queueWaitP99).toBeGreaterThan(5);
+    expect(c.queueWaitP99).toBeLessThanOrEqual(100);
   });
 
-  it('Gradient2 misses the target (documented): its limit creeps well above the 10 servers', () => {
+  it('Gradient2, fed one windowed sample per second, meets the target; its limit stays above the 10 servers', () => {
     const g = v('Gradient2');
-    expect(g.goodputFraction).toBeGreaterThan(0.75);
-    expect(g.goodputFraction).toBeLessThan(0.9);
-    expect(g.p99Ratio).toBeGreaterThan(2);
-    expect(g.meanLimit).toBeGreaterThan(25);
+    expect(g.goodputFraction).toBeGreaterThanOrEqual(0.9);
+    expect(g.p99Ratio).toBeLessThanOrEqual(2);
+    expect(g.meanLimit).toBeGreaterThan(10);
+    expect(g.meanLimit).toBeLessThan(50);
+  });
+
+  it('Gradient2 + CoDel/LIFO misses the target (documented): its standing downstream queue plus calm-period queue waits', () => {
+    const c = v('Gradient2 + CoDel/LIFO');
+    expect(c.goodputFraction).toBeGreaterThan(0.8);
+    expect(c.p99Ratio).toBeGreaterThan(2);
+    expect(c.queueWaitP99).toBeGreaterThan(5);
   });
 
   it('states no-load latency and the SLO it derives', () => {
