@@ -27,6 +27,14 @@ export interface ResilienceOptions {
   readonly classify?: Classifier;
   /** Per-policy bound on (policy, route) keys; idle keys are evicted least-recently-used first. Default 4096. */
   readonly maxKeysPerPolicy?: number;
+  /**
+   * Run each attempt inside an AsyncLocalStorage frame, so `currentSignal()` (and `remainingTime()` /
+   * `currentCriticality()` under the call) work for code that cannot take `ctx`. Default `true`. On Node 20, the
+   * first use of AsyncLocalStorage in a process turns on promise hooks that tax every promise of the process
+   * (measured in BENCHMARKS.md); a service that passes `ctx.signal` explicitly and uses no other AsyncLocalStorage
+   * can set `false` to avoid it. Deadlines and criticality bound by the caller are honoured either way.
+   */
+  readonly ambientContext?: boolean;
 }
 
 /**
@@ -58,6 +66,9 @@ export class Resilience {
     if (!Number.isInteger(maxKeys) || maxKeys < 1) {
       violations.push(`maxKeysPerPolicy must be an integer ≥ 1, got ${String(maxKeys)}`);
     }
+    if (options.ambientContext !== undefined && typeof options.ambientContext !== 'boolean') {
+      violations.push(`ambientContext must be a boolean, got ${describe(options.ambientContext)}`);
+    }
     if (options.random !== undefined && typeof options.random !== 'function') {
       violations.push(`random must be a function returning [0, 1), got ${describe(options.random)}`);
     }
@@ -81,6 +92,7 @@ export class Resilience {
       classify: composeClassifier(options.classify),
       timers: new TimerQueue(this.clock),
       listening: false,
+      ambientContext: options.ambientContext ?? true,
       emit: (event) => this.#emit(event),
       breakerStore: stores.circuitBreaker ?? breakerLocal,
       breakerLocal,

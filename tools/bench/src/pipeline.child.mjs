@@ -6,7 +6,7 @@ const CALLS = Number(callsArg ?? 200000);
 const WARM = Number(warmArg ?? 50000);
 const fn = async () => 1;
 
-function ballast() {
+function ballast(extra = {}) {
   const c = require('@ballast/core');
   const strategies = [
     new c.RateLimitStrategy({ permits: 1e9, per: '1s' }),
@@ -26,6 +26,7 @@ function ballast() {
       strategies: [new c.BulkheadStrategy({ maxConcurrency: 100 }), ...strategies],
     }),
     new c.ResiliencePolicy({ name: 'nothing', strategies: [] }),
+    new c.ResiliencePolicy({ name: 'rl-cb-retry', strategies: strategies.slice(0, 3) }),
     new c.ResiliencePolicy({ name: 'retry', strategies: [strategies[2]] }),
     new c.ResiliencePolicy({ name: 'breaker', strategies: [strategies[1]] }),
     new c.ResiliencePolicy({ name: 'timeout', strategies: [strategies[3]] }),
@@ -35,7 +36,7 @@ function ballast() {
       hedge: new c.HedgeStrategy({ delay: '1s', maxAttempts: 2 }),
     }),
   ];
-  return new c.Resilience({ policies });
+  return new c.Resilience({ policies, ...extra });
 }
 
 function cockatiel(kind) {
@@ -58,6 +59,22 @@ function make() {
     case 'ballast-none': {
       const r = ballast();
       const o = { policy: 'nothing' };
+      return () => r.run(fn, o);
+    }
+    case 'bare-als': {
+      // A process where AsyncLocalStorage is already in use (OpenTelemetry, loggers, Nest request scopes…).
+      const { AsyncLocalStorage } = require('node:async_hooks');
+      new AsyncLocalStorage().run({}, () => {});
+      return () => fn();
+    }
+    case 'ballast-rl-cb-retry-timeout-noctx': {
+      const r = ballast({ ambientContext: false });
+      const o = { policy: 'full' };
+      return () => r.run(fn, o);
+    }
+    case 'ballast-rl-cb-retry-noctx': {
+      const r = ballast({ ambientContext: false });
+      const o = { policy: 'rl-cb-retry' };
       return () => r.run(fn, o);
     }
     case 'ballast-rl-cb-retry-timeout': {

@@ -68,6 +68,45 @@ describe('Resilience.run basics', () => {
   });
 });
 
+describe('ambientContext', () => {
+  it('false: attempts run without a frame (no currentSignal), while deadlines bound by the caller still apply', async () => {
+    const { resilience, clock } = setup([plain('p')], { ambientContext: false });
+    let inner: AbortSignal | undefined = new AbortController().signal;
+    await resilience.run(
+      async () => {
+        await Promise.resolve();
+        inner = currentSignal();
+      },
+      { policy: 'p' },
+    );
+    expect(inner).toBeUndefined();
+    let signal: AbortSignal | undefined;
+    const s = settle(
+      withDeadline(
+        20,
+        () =>
+          resilience.run(
+            (ctx) => {
+              signal = ctx.signal;
+              return new Promise(() => {});
+            },
+            { policy: 'p' },
+          ),
+        clock,
+      ),
+    );
+    await clock.advance(20);
+    expect(s.error).toMatchObject({ code: 'deadline_exceeded' });
+    expect(signal?.aborted).toBe(true);
+  });
+
+  it('must be a boolean', () => {
+    expect(() => new Resilience({ ambientContext: 'yes' as never })).toThrow(
+      /ambientContext must be a boolean, got 'yes'/,
+    );
+  });
+});
+
 describe('composition order', () => {
   it('a rate-limit rejection never consumes a breaker outcome', async () => {
     const policy = new ResiliencePolicy({

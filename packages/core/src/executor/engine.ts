@@ -12,6 +12,8 @@ export interface Engine {
   readonly timers: TimerQueue;
   /** True while at least one listener is subscribed: events are only built then. */
   listening: boolean;
+  /** Run each attempt inside its AsyncLocalStorage frame (`currentSignal()` etc.); see `ResilienceOptions`. */
+  readonly ambientContext: boolean;
   emit(event: ResilienceEvent): void;
   /** The configured stores and the in-process stores used when a configured one fails (fail-open). */
   readonly breakerStore: CircuitBreakerStore;

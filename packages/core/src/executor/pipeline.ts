@@ -179,7 +179,7 @@ function runAttempt(inv: Invocation, lane: Lane, attempt: number): boolean | Pro
   lane.ctx = ctx;
   let r: unknown;
   try {
-    r = contextStorage.run(ctx, inv.fn, ctx);
+    r = e.ambientContext ? contextStorage.run(ctx, inv.fn, ctx) : inv.fn(ctx);
   } catch (err) {
     lane.error = err;
     return false;
