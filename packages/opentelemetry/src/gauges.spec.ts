@@ -12,7 +12,7 @@ import { infraError, key, settle, setupMetrics, valueAt } from './__tests__/metr
 const fail = () => Promise.reject(infraError());
 
 describe('ballast.breaker.state', () => {
-  it('reads 0 closed, 2 open, 1 half-open while a probe runs, 0 closed again', async () => {
+  it('reads 0 closed, 2 open, 1 half-open once the break is over and while a probe runs, 0 closed again', async () => {
     const policy = new ResiliencePolicy({
       name: 'db',
       strategies: [
@@ -35,9 +35,11 @@ describe('ballast.breaker.state', () => {
       code: 'circuit_open',
     });
 
-    // The break has elapsed, but the store moves open → half_open lazily, on the next admission.
-    await m.clock.advance(5000);
+    // Still open just before the break ends; once it is over, inspect reads half-open (what the next call finds).
+    await m.clock.advance(4999);
     expect(await m.points(MetricName.BREAKER_STATE)).toEqual([{ attributes: key('db', 'orders'), value: 2 }]);
+    await m.clock.advance(1);
+    expect(await m.points(MetricName.BREAKER_STATE)).toEqual([{ attributes: key('db', 'orders'), value: 1 }]);
     const probe = settle(m.resilience.run(() => m.clock.sleep(50), { policy: 'db', route: 'orders' }));
     await m.clock.advance(0);
     expect(await m.points(MetricName.BREAKER_STATE)).toEqual([{ attributes: key('db', 'orders'), value: 1 }]);

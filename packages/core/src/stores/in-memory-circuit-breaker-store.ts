@@ -79,7 +79,7 @@ class BreakerEntry {
  * it with a fresh window, any failure re-opens it, a `release` hands a lease back, and a lease that never reports is
  * reclaimed after `breakDuration`. Every state change bumps `generation`; outcomes carrying an older one are ignored.
  *
- * `inspect` never changes state: an open breaker whose break has elapsed reads as open until the next `acquire`.
+ * `inspect` never changes state; an open breaker whose break has elapsed reads as half-open (what the next call finds).
  */
 export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
   readonly #entries = new Map<string, BreakerEntry>();
@@ -142,7 +142,9 @@ export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
     if (e.state === 'closed') e.window.advance(params.samplingWindow, now);
     const calls = e.state === 'closed' ? e.window.calls : 0;
     const failureRatio = e.state === 'closed' ? e.window.ratio : 0;
-    return { state: e.state, failureRatio, calls, generation: e.generation };
+    // An open breaker whose break is over reads as half-open: that is what the next call finds (no state moves).
+    const state = e.state === 'open' && now >= e.openUntil ? 'half_open' : e.state;
+    return { state, failureRatio, calls, generation: e.generation };
   }
 
   reset(key: StateKey, _now: number): void {

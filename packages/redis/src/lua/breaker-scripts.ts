@@ -169,7 +169,7 @@ return {s, ''}
 `,
 );
 
-/** Read-only. ARGV: now, samplingWindow → {state, generation, calls, failures}. */
+/** Read-only (an open breaker past its break reads half-open). ARGV: now, samplingWindow → {state, generation, calls, failures}. */
 export const BREAKER_INSPECT = luaScript(
   'breaker-inspect',
   `${PRELUDE}
@@ -177,8 +177,10 @@ local now, sw = clock(ARGV[1]), tonumber(ARGV[2])
 local fields = {'s', 'g', 'sw', 'h', 'tc', 'tf'}
 for i = 0, B - 1 do fields[#fields + 1] = 'c' .. i end
 for i = 0, B - 1 do fields[#fields + 1] = 'f' .. i end
+fields[#fields + 1] = 'ou'
 local v = redis.call('HMGET', K, unpack(fields))
 local s, g, h = v[1] or 'closed', tonumber(v[2] or '0'), tonumber(v[4])
+if s == 'open' and now >= tonumber(v[7 + 2 * B] or '0') then return {'half_open', g, 0, 0} end
 if s ~= 'closed' or h == nil or tonumber(v[3]) ~= sw then return {s, g, 0, 0} end
 local idx = math.floor(now / (sw / B))
 if idx <= h then return {s, g, tonumber(v[5] or '0'), tonumber(v[6] or '0')} end

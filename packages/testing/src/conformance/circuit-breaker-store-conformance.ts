@@ -135,6 +135,10 @@ export function describeCircuitBreakerStoreConformance(
       });
       expect((await b.store.inspect(key, BASE, b.now())).state).toBe('open');
       await b.advance(1);
+      // Once the break is over, inspect reads half-open (what the next call will find) without moving any state.
+      const seen = await b.store.inspect(key, BASE, b.now());
+      expect(seen).toMatchObject({ state: 'half_open', calls: 0 });
+      expect(seen.generation).toBe((await b.store.inspect(key, BASE, b.now())).generation);
       const probe = await b.store.acquire(key, BASE, b.now());
       expect(probe).toMatchObject({
         admitted: true,
