@@ -89,6 +89,7 @@ describe('peers.md §5 — cancellation, timers, memory', () => {
     const runs = Array.from({ length: 5000 }, (_, i) =>
       settle(resilience.run(hang, { policy: 'p', route: `k${i}` })),
     );
+    await Promise.resolve(); // armed once the current burst of promise jobs has run
     expect(clock.pendingTimers()).toBe(1);
     await clock.advance(100);
     expect(runs.every((r) => r.done)).toBe(true);

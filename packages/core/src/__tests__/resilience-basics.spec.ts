@@ -290,6 +290,7 @@ describe('timers', () => {
     const { resilience, clock } = setup([policy]);
     const ds = [deferred(), deferred(), deferred()];
     const ps = ds.map((d) => resilience.run(() => d.promise, { policy: 'p' }));
+    await Promise.resolve(); // armed once the current burst of promise jobs has run
     expect(clock.pendingTimers()).toBe(1);
     ds.forEach((d, i) => d.resolve(i));
     await expect(Promise.all(ps)).resolves.toEqual([0, 1, 2]);

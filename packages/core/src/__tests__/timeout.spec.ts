@@ -141,6 +141,7 @@ describe('timeout', () => {
     ]);
     const ds = Array.from({ length: 500 }, () => deferred());
     const runs = ds.map((d, i) => settle(resilience.run(() => d.promise, { policy: i % 2 ? 'a' : 'b' })));
+    await Promise.resolve(); // the queue arms its one timer once the current burst of promise jobs has run
     expect(clock.pendingTimers()).toBe(1);
     ds.slice(0, 100).forEach((d) => d.resolve('ok'));
     await clock.advance(0);
@@ -153,6 +154,25 @@ describe('timeout', () => {
     expect(
       runs.filter((r) => (r.error as ResilienceError | undefined)?.code === 'attempt_timeout'),
     ).toHaveLength(400);
+  });
+
+  it('work that settles within the current burst of promise jobs never creates a clock timer', async () => {
+    const { resilience, clock } = setup([policy('p', [new TimeoutStrategy({ timeout: 100 })])]);
+    let created = 0;
+    const setTimeoutOf = clock.setTimeout.bind(clock);
+    clock.setTimeout = ((cb: () => void, ms: number) => {
+      created++;
+      return setTimeoutOf(cb, ms);
+    }) as typeof clock.setTimeout;
+    for (let i = 0; i < 100; i++) {
+      await expect(resilience.run(async () => i, { policy: 'p' })).resolves.toBe(i);
+    }
+    expect(created).toBe(0);
+    const slow = settle(resilience.run(() => new Promise(() => {}), { policy: 'p' }));
+    await clock.advance(100);
+    expect(slow.error).toMatchObject({ code: 'attempt_timeout' });
+    expect(created).toBeGreaterThan(0);
+    expect(clock.pendingTimers()).toBe(0);
   });
 
   it('a synchronous fn is never timed (no timer scheduled)', async () => {

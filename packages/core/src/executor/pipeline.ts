@@ -203,7 +203,6 @@ function runAttempt(inv: Invocation, lane: Lane, attempt: number): boolean | Pro
         lane.error = err;
         resolve(false);
       });
-      e.timers.add(entry, timeout);
     }
     if (inv.cancellable) {
       lane.wake = (reason) => {
@@ -232,6 +231,8 @@ function runAttempt(inv: Invocation, lane: Lane, attempt: number): boolean | Pro
         resolve(false);
       },
     );
+    // Added after `then`, so an already-settled result cancels the entry before the queue arms its clock timer.
+    if (entry !== undefined) e.timers.add(entry, timeout!);
   });
 }
 

@@ -30,6 +30,13 @@ export class TimerQueue {
   #armedAt = Infinity;
   #handle: TimerHandle = undefined;
   readonly #onTimer = (): void => this.#expire();
+  #armPending = false;
+  readonly #armSoon = (): void => {
+    this.#armPending = false;
+    if (this.#size === 0) return;
+    const at = this.#earliest();
+    if (at < this.#armedAt) this.#arm(at);
+  };
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -54,7 +61,13 @@ export class TimerQueue {
     else list.tail.next = entry;
     list.tail = entry;
     this.#size++;
-    if (entry.at < this.#armedAt) this.#arm(entry.at);
+    // Arm after the current burst of promise jobs, not now: a call whose work settles within it (a cache hit, an
+    // already-resolved promise) cancels its entry first, and no clock timer is ever created for it. The expiry time
+    // is fixed above, so arming a few microtasks later does not move any deadline.
+    if (!this.#armPending && entry.at < this.#armedAt) {
+      this.#armPending = true;
+      queueMicrotask(this.#armSoon);
+    }
   }
 
   /** Removes a queued entry; a no-op for an entry that already fired or was cancelled. */
@@ -102,9 +115,14 @@ export class TimerQueue {
     }
     for (const e of due) e.fire();
     if (this.#size === 0) return;
+    const earliest = this.#earliest();
+    if (earliest < this.#armedAt) this.#arm(earliest);
+  }
+
+  #earliest(): number {
     let earliest = Infinity;
     for (const list of this.#lists.values())
       if (list.head !== undefined && list.head.at < earliest) earliest = list.head.at;
-    if (earliest < this.#armedAt) this.#arm(earliest);
+    return earliest;
   }
 }
