@@ -74,8 +74,8 @@ Reading it: on Node 20 the first use of AsyncLocalStorage in a process turns on 
 promise of the process slower (compare the two bare rows); by default Ballast runs each attempt in an
 AsyncLocalStorage frame so \`currentSignal()\` works, so it pays that tax — and so does any service that already uses
 OpenTelemetry context, a request-scoped logger or Nest's request scope. \`ambientContext: false\` skips the frame.
-A timeout arms the shared timer queue, which on a sequential workload (the queue empties after every call) is one
-\`setTimeout\`/\`clearTimeout\` pair per call (≈ 0.5 µs here); under concurrency the one timer is shared.
+A timeout adds a settle-once promise per attempt; the shared timer queue arms its one clock timer only after the
+current burst of promise jobs, so a call that settles at once (as here) never creates a timer.
 
 Rerun alone: \`npm run build && node tools/bench/src/pipeline.bench.mjs\` (env \`BENCH_ROUNDS\`, \`BENCH_CALLS\`).
 The cockatiel \`timeout\` creates an AbortController per call and aborts it on return (~13 µs on Node 20, see
