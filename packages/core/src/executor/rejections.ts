@@ -1,4 +1,5 @@
-import { ErrorCode, ResilienceError, type ExceptionKind } from '../errors/resilience-error';
+import { ErrorCode, type ExceptionKind, type ResilienceError } from '../errors/resilience-error';
+import { stacklessError } from '../errors/stackless';
 
 /** Codes of the admission refusals Ballast raises; calls ending in one count as `rejected` (SPEC §8). */
 export const REJECTION_CODES: ReadonlySet<string> = new Set<string>([
@@ -34,19 +35,13 @@ export function rejection(
   retryAfter?: number,
   cause?: unknown,
 ): ResilienceError {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return new ResilienceError({
-      kind,
-      code,
-      message: MESSAGES[code] ?? code,
-      policy,
-      ...(route === undefined ? {} : { route }),
-      ...(retryAfter === undefined ? {} : { retryAfter }),
-      ...(cause === undefined ? {} : { cause }),
-    });
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
+  return stacklessError({
+    kind,
+    code,
+    message: MESSAGES[code] ?? code,
+    policy,
+    ...(route === undefined ? {} : { route }),
+    ...(retryAfter === undefined ? {} : { retryAfter }),
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
