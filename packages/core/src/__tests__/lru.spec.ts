@@ -3,6 +3,7 @@ import { InMemoryRateLimitStore } from '../stores/in-memory-rate-limit-store';
 import { BulkheadStrategy } from '../strategies/bulkhead-strategy';
 import { RateLimitStrategy } from '../strategies/rate-limit-strategy';
 import type { Resilience } from '../resilience';
+import { KeyState } from '../executor/policy-runtime';
 import { deferred, infraError, settle, setup } from './helpers';
 import { breaker, policy } from './kit';
 
@@ -114,5 +115,20 @@ describe('maxKeysPerPolicy', () => {
     await clock.advance(0);
     expect(waiter.value).toBe('served');
     expect((await resilience.admin.inspect({ policy: 'b' }))[0]).toMatchObject({ route: 'hot', inUse: 0 });
+  });
+
+  it('a burst of busy keys costs linear work, not a full rescan per new key (quadratic before)', async () => {
+    const { resilience, clock } = limited(100);
+    const checks = jest.spyOn(KeyState.prototype, 'evictable', 'get');
+    const gates = Array.from({ length: 5000 }, () => deferred());
+    const runs = gates.map((g, i) => settle(resilience.run(() => g.promise, { policy: 'q', route: `k${i}` })));
+    // every key is busy: one failed sweep (two passes over 100 keys) and then none until a key goes idle
+    expect(checks.mock.calls.length).toBeLessThan(1000);
+    gates.forEach((g) => g.resolve(1));
+    await clock.advance(0);
+    expect(runs.every((r) => r.value === 1)).toBe(true);
+    await resilience.run(() => 'next', { policy: 'q', route: 'next' });
+    expect((await routes(resilience, 'q')).length).toBeLessThanOrEqual(100); // back under the bound at once
+    checks.mockRestore();
   });
 });

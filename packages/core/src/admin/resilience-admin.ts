@@ -88,6 +88,7 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
       const pr = need(policy);
       if (route === undefined) pr.forcedAll = false;
       for (const ks of keysOf(pr, route, route !== undefined)) ks.forcedOpen = false;
+      pr.unpinned++;
     },
 
     async resetBreaker(policy: string, route?: string): Promise<void> {
@@ -109,6 +110,7 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
         }
         ks.breakerState = 'closed';
       }
+      pr.unpinned++;
     },
 
     async retune(policyOrSpec: unknown): Promise<void> {

@@ -124,7 +124,7 @@ export class Invocation extends Lane {
       this.#emitCall(this.#failureOutcome(error), started, codeOf(error, e));
       throw error;
     } finally {
-      ks.inflight--;
+      ks.release();
       if (signal !== undefined) unwatchSignal(signal, this);
       if (deadlineTimer !== undefined) e.clock.clearTimeout(deadlineTimer);
     }

@@ -24,6 +24,11 @@ export interface KeyDeps {
   evicted(key: StateKey): void;
 }
 
+/** What a key tells its runtime: it may have become evictable (see `PolicyRuntime.key`). */
+interface UnpinSink {
+  unpinned: number;
+}
+
 /**
  * Per-(policy, route) state that lives in process: adaptive limits, queues, throttle window, budgets and the hedge
  * latency estimator. Breaker and rate-limit state live in stores (possibly shared by a fleet).
@@ -43,7 +48,12 @@ export class KeyState {
   readonly hedgeBudget: RetryBudgetState | undefined;
   readonly hedgeLatency: WindowedP2Quantile | undefined;
 
-  constructor(policy: ResiliencePolicy, route: string | undefined, deps: KeyDeps) {
+  constructor(
+    policy: ResiliencePolicy,
+    route: string | undefined,
+    deps: KeyDeps,
+    private readonly owner: UnpinSink = { unpinned: 0 },
+  ) {
     this.key = stateKey(policy.name, route);
     const b = policy.bulkhead;
     this.bulkhead =
@@ -75,6 +85,11 @@ export class KeyState {
   get evictable(): boolean {
     return this.inflight === 0 && !this.forcedOpen && this.breakerState === 'closed';
   }
+
+  /** One call of this key finished; the last one may make the key evictable, which the eviction sweep must hear. */
+  release(): void {
+    if (--this.inflight === 0) this.owner.unpinned++;
+  }
 }
 
 /**
@@ -88,6 +103,13 @@ export class PolicyRuntime {
    * onto each new key, so it pins no key against eviction (memory stays bounded while it is on).
    */
   forcedAll = false;
+  /**
+   * Bumped whenever a key may have become evictable (its last call ended, an operator cleared a force-open or reset a
+   * breaker). A sweep that finds every key pinned is not repeated until this moves: without it a burst of busy keys
+   * made each new key rescan the whole map, quadratic in the burst (5000 keys ≈ 25M steps).
+   */
+  unpinned = 0;
+  #allPinnedAt = -1;
   readonly breakerParams: BreakerParams | undefined;
   readonly rateParams: RateLimitParams | undefined;
   readonly digestParams: DigestParams | undefined;
@@ -126,8 +148,11 @@ export class PolicyRuntime {
       return ks;
     }
     // Evict down to the bound, not just one: after a burst of busy (unevictable) keys the map returns to it.
-    while (this.keys.size >= this.maxKeys && this.#evictOne());
-    ks = new KeyState(this.policy, route, this.deps);
+    if (this.keys.size >= this.maxKeys && this.#allPinnedAt !== this.unpinned) {
+      while (this.keys.size >= this.maxKeys && this.#evictOne());
+      if (this.keys.size >= this.maxKeys) this.#allPinnedAt = this.unpinned;
+    }
+    ks = new KeyState(this.policy, route, this.deps, this);
     this.keys.set(route, ks);
     return ks;
   }

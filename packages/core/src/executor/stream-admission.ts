@@ -60,7 +60,7 @@ export async function admitStream(engine: Engine, pr: PolicyRuntime, ks: KeyStat
     settle(error?: unknown, cancelled = false): void {
       if (settled) return;
       settled = true;
-      ks.inflight--;
+      ks.release();
       const cls = cancelled
         ? 'cancelled'
         : error === undefined
