@@ -121,7 +121,9 @@ describe('maxKeysPerPolicy', () => {
     const { resilience, clock } = limited(100);
     const checks = jest.spyOn(KeyState.prototype, 'evictable', 'get');
     const gates = Array.from({ length: 5000 }, () => deferred());
-    const runs = gates.map((g, i) => settle(resilience.run(() => g.promise, { policy: 'q', route: `k${i}` })));
+    const runs = gates.map((g, i) =>
+      settle(resilience.run(() => g.promise, { policy: 'q', route: `k${i}` })),
+    );
     // every key is busy: one failed sweep (two passes over 100 keys) and then none until a key goes idle
     expect(checks.mock.calls.length).toBeLessThan(1000);
     gates.forEach((g) => g.resolve(1));
