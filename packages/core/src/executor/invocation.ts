@@ -8,7 +8,7 @@ import { AttemptContext } from './attempt-context';
 import { isPromiseLike, type Engine } from './engine';
 import { runHedged } from './hedge';
 import { Lane } from './lane';
-import { runPipeline } from './pipeline';
+import { runPass } from './pipeline';
 import { unwatchSignal, watchSignal } from './signal-watch';
 import type { KeyState, PolicyRuntime } from './policy-runtime';
 import { REJECTION_CODES, rejection } from './rejections';
@@ -33,6 +33,10 @@ export class Invocation extends Lane {
   /** Hedged lanes besides this one. */
   lanes: Lane[] | undefined = undefined;
   readonly #hedging: boolean;
+  #started = 0;
+  #deadlineTimer: unknown = undefined;
+  #resolve: ((value: unknown) => void) | undefined = undefined;
+  #reject: ((error: unknown) => void) | undefined = undefined;
 
   constructor(
     readonly engine: Engine,
@@ -57,82 +61,117 @@ export class Invocation extends Lane {
     this.cancellable = opts.signal !== undefined || this.deadline !== undefined || this.#hedging;
   }
 
-  async start(): Promise<unknown> {
+  /** Starts the call; the promise settles with its value, the fallback's value, or the error that ended it. */
+  start(): Promise<unknown> {
     const e = this.engine;
     const started = e.clock.now();
+    this.#started = started;
     const signal = this.opts.signal;
     if (signal?.aborted) {
       this.#emitCall('cancelled', started, undefined);
-      throw signal.reason;
+      return Promise.reject(signal.reason);
     }
     if (this.deadline !== undefined && this.deadline <= started) {
       const err = rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route);
       this.#emitCall('failure', started, err.code);
-      throw err;
+      return Promise.reject(err);
     }
-    // One shared listener per caller signal, not one per call (Node warns past 10 on one signal).
-    if (signal !== undefined) watchSignal(signal, this);
-    let deadlineTimer: unknown;
-    if (this.deadline !== undefined) {
-      deadlineTimer = e.clock.setTimeout(
-        () => this.cancelAll(rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route)),
-        this.deadline - started,
-      );
-    }
-    const ks = this.ks;
-    ks.inflight++;
-    ks.retryBudget?.onCall();
-    ks.hedgeBudget?.onCall();
-    try {
-      // A forced-open key refuses before any strategy, but the fallback still covers it (it wraps everything).
-      const ok =
-        this.ks.forcedOpen || this.pr.forcedAll
-          ? this.#forcedOpen()
-          : this.#hedging
-            ? await runHedged(this)
-            : await runPipeline(this, this);
-      if (ok) {
-        this.#emitCall('success', started, undefined);
-        return this.value;
+    return new Promise((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+      // One shared listener per caller signal, not one per call (Node warns past 10 on one signal).
+      if (signal !== undefined) watchSignal(signal, this);
+      if (this.deadline !== undefined) {
+        this.#deadlineTimer = e.clock.setTimeout(
+          () =>
+            this.cancelAll(rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route)),
+          this.deadline - started,
+        );
       }
-      const error = this.callerCancelled ? this.cancelReason : this.error;
-      if (!(this.callerCancelled && signal?.aborted)) {
-        const fallback = (this.opts.fallback ?? this.pr.policy.fallback?.options.fallback) as
-          Fallback<unknown> | undefined;
-        if (fallback !== undefined) {
-          const kind = e.classify(error);
-          const on = this.opts.fallback !== undefined ? undefined : this.pr.policy.fallback?.options.on;
-          if (on === undefined || on.includes(kind)) {
-            if (e.listening)
-              e.emit({ type: 'fallback', policy: this.policyName, route: this.route, error, kind });
-            let value: unknown;
-            try {
-              value = await this.#interruptible(fallback(error, this.#fallbackContext()));
-            } catch (fallbackError) {
-              this.#emitCall(
-                this.callerCancelled && fallbackError === this.cancelReason ? 'cancelled' : 'failure',
-                started,
-                codeOf(fallbackError, e),
-              );
-              throw fallbackError;
-            }
-            this.#emitCall('success', started, undefined);
-            return value;
+      const ks = this.ks;
+      ks.inflight++;
+      ks.retryBudget?.onCall();
+      ks.hedgeBudget?.onCall();
+      // A forced-open key refuses before any strategy, but the fallback still covers it (it wraps everything).
+      if (ks.forcedOpen || this.pr.forcedAll) passEnded(this.#forcedOpen(), this);
+      else if (this.#hedging)
+        runHedged(this).then(
+          (ok) => passEnded(ok, this),
+          (err: unknown) => this.finishFailed(err),
+        );
+      else runPass(this, this, passEnded, started);
+    });
+  }
+
+  /** The pipeline (or the hedge over it) ended: settle the call, or try the fallback first. */
+  finishPass(ok: boolean): void {
+    if (ok) return this.#succeed(this.value);
+    const error = this.callerCancelled ? this.cancelReason : this.error;
+    const e = this.engine;
+    if (!(this.callerCancelled && this.opts.signal?.aborted)) {
+      const fallback = (this.opts.fallback ?? this.pr.policy.fallback?.options.fallback) as
+        Fallback<unknown> | undefined;
+      if (fallback !== undefined) {
+        const kind = e.classify(error);
+        const on = this.opts.fallback !== undefined ? undefined : this.pr.policy.fallback?.options.on;
+        if (on === undefined || on.includes(kind)) {
+          if (e.listening)
+            e.emit({ type: 'fallback', policy: this.policyName, route: this.route, error, kind });
+          let value: unknown;
+          try {
+            value = fallback(error, this.#fallbackContext());
+          } catch (fallbackError) {
+            return this.#fallbackFailed(fallbackError);
           }
+          if (!isPromiseLike(value)) return this.#succeed(value);
+          this.#interruptible(value).then(
+            (v) => this.#succeed(v),
+            (fallbackError: unknown) => this.#fallbackFailed(fallbackError),
+          );
+          return;
         }
       }
-      this.#emitCall(this.#failureOutcome(error), started, codeOf(error, e));
-      throw error;
-    } finally {
-      ks.release();
-      if (signal !== undefined) unwatchSignal(signal, this);
-      if (deadlineTimer !== undefined) e.clock.clearTimeout(deadlineTimer);
     }
+    this.#emitCall(this.#failureOutcome(error), this.#started, codeOf(error, e));
+    this.#settle(false, error);
+  }
+
+  #fallbackFailed(fallbackError: unknown): void {
+    this.#emitCall(
+      this.callerCancelled && fallbackError === this.cancelReason ? 'cancelled' : 'failure',
+      this.#started,
+      codeOf(fallbackError, this.engine),
+    );
+    this.#settle(false, fallbackError);
+  }
+
+  #succeed(value: unknown): void {
+    this.#emitCall('success', this.#started, undefined);
+    this.#settle(true, value);
+  }
+
+  /** Gives back what the call holds (key, caller-signal watch, deadline timer), then settles its promise. */
+  #settle(ok: boolean, result: unknown): void {
+    const resolve = this.#resolve;
+    const reject = this.#reject;
+    if (resolve === undefined || reject === undefined) return;
+    this.#resolve = this.#reject = undefined;
+    this.ks.release();
+    const signal = this.opts.signal;
+    if (signal !== undefined) unwatchSignal(signal, this);
+    if (this.#deadlineTimer !== undefined) this.engine.clock.clearTimeout(this.#deadlineTimer);
+    if (ok) resolve(result);
+    else reject(result);
+  }
+
+  /** Finishing threw (a user `classify` or listener-free bug): the call fails with that error, once. */
+  finishFailed(err: unknown): void {
+    this.#settle(false, err);
   }
 
   /** Awaits a fallback's result, but settles at once when the caller aborts meanwhile (never waits for it). */
-  #interruptible(result: unknown): unknown {
-    if (!isPromiseLike(result) || !this.cancellable || this.callerCancelled) return result;
+  #interruptible(result: PromiseLike<unknown>): PromiseLike<unknown> {
+    if (!this.cancellable || this.callerCancelled) return result;
     return new Promise((resolve, reject) => {
       this.wake = reject;
       result.then(
@@ -176,32 +215,38 @@ export class Invocation extends Lane {
   }
 
   /** Reports a breaker outcome; a remote store is not awaited (the call's result is already known). */
-  recordBreaker(local: boolean, permit: BreakerPermit, outcome: BreakerOutcome): void {
+  recordBreaker(local: boolean, permit: BreakerPermit, outcome: BreakerOutcome, now: number): void {
     const e = this.engine;
-    const bp = this.pr.breakerParams!;
-    const ks = this.ks;
     const store = local ? e.breakerLocal : e.breakerStore;
-    const onResult = (r: BreakerRecordResult): void => {
-      ks.breakerState = r.state;
-      if (r.transition !== undefined) this.breakerTransition(r.transition.from, r.transition.to);
-    };
-    const onError = (err: unknown): void => {
-      if (e.listening) {
-        e.emit({
-          type: 'store_degraded',
-          policy: this.policyName,
-          route: this.route,
-          store: 'circuitBreaker',
-          error: err,
-        });
-      }
-    };
+    let r: BreakerRecordResult | Promise<BreakerRecordResult>;
     try {
-      const r = store.record(ks.key, bp, permit, outcome, e.clock.now());
-      if (isPromiseLike(r)) r.then(onResult, onError);
-      else onResult(r);
+      r = store.record(this.ks.key, this.pr.breakerParams!, permit, outcome, now);
     } catch (err) {
-      onError(err);
+      return this.#breakerStoreFailed(err);
+    }
+    if (isPromiseLike(r))
+      r.then(
+        (v) => this.#breakerRecorded(v),
+        (err: unknown) => this.#breakerStoreFailed(err),
+      );
+    else this.#breakerRecorded(r);
+  }
+
+  #breakerRecorded(r: BreakerRecordResult): void {
+    this.ks.breakerState = r.state;
+    if (r.transition !== undefined) this.breakerTransition(r.transition.from, r.transition.to);
+  }
+
+  #breakerStoreFailed(err: unknown): void {
+    const e = this.engine;
+    if (e.listening) {
+      e.emit({
+        type: 'store_degraded',
+        policy: this.policyName,
+        route: this.route,
+        store: 'circuitBreaker',
+        error: err,
+      });
     }
   }
 
@@ -248,6 +293,19 @@ export class Invocation extends Lane {
         ? { type: 'call', policy: this.policyName, route: this.route, outcome, duration }
         : { type: 'call', policy: this.policyName, route: this.route, outcome, duration, code },
     );
+  }
+}
+
+/**
+ * The continuation of an unhedged call's pass — one module-level function rather than a closure per call. A throw
+ * while finishing (a user `classify` or fallback selector) fails the call with it instead of leaving it pending.
+ */
+function passEnded(ok: boolean, lane: Lane): void {
+  const inv = lane as Invocation;
+  try {
+    inv.finishPass(ok);
+  } catch (err) {
+    inv.finishFailed(err);
   }
 }
 

@@ -1,12 +1,19 @@
+import type { BreakerPermit } from '../stores/ports';
 import type { AttemptContext } from './attempt-context';
+
+/** Called once when a lane's pass through the pipeline ends: `ok` with `lane.value`, else `lane.error`. */
+export type PassDone = (ok: boolean, lane: Lane) => void;
 
 /**
  * One pass through the policy pipeline (rate limit → bulkhead → breaker | throttle → retry → timeout). A call has
  * one lane, plus one per hedged attempt. Outcomes are values on the lane (`ok`, `value`, `error`); only the outer
  * `run` throws.
  *
- * Every wait of a lane (bulkhead queue, backoff sleep, attempt) registers `wake`, so cancelling the lane settles
- * whatever it is waiting for at once — the executor never waits for a function that ignores its signal.
+ * The pass is written in continuation-passing style (see pipeline.ts), so what it holds lives here rather than in
+ * an async function's frame: `holds*` say what the finish must give back, exactly once.
+ *
+ * Every wait of a lane (bulkhead queue, backoff sleep, attempt, remote store) registers `wake`, so cancelling the
+ * lane settles whatever it is waiting for at once — the executor never waits for a function that ignores its signal.
  */
 export class Lane {
   value: unknown = undefined;
@@ -23,6 +30,19 @@ export class Lane {
   attempts = 0;
   /** Settles the current wait with a cancellation; cleared when the wait ends. */
   wake: ((reason: unknown) => void) | undefined = undefined;
+
+  /** The pass's continuation; cleared when called, so the pass ends once. */
+  done: PassDone | undefined = undefined;
+  /** A bulkhead slot is held since `admittedAt`. */
+  holdsSlot = false;
+  admittedAt = 0;
+  /** A breaker admission is held (`permit`, from the local store or the configured one). */
+  permit: BreakerPermit | undefined = undefined;
+  permitLocal = false;
+  /** The adaptive throttle admitted this pass and expects its outcome. */
+  holdsThrottle = false;
+  /** The last backoff delay (decorrelated jitter needs it). */
+  previousDelay = 0;
 
   /** Cancels this lane once: aborts the running attempt's signal and ends its current wait. */
   cancel(reason: unknown): void {

@@ -8,13 +8,14 @@ import type { Clock, TimerHandle } from '../time/clock';
  * timer is armed for the earliest head; when no entry is left it is disarmed, so an idle `Resilience` holds no timer
  * (SPEC §11.13).
  */
-export class TimerEntry {
+export abstract class TimerEntry {
   /** Absolute expiry on the queue's clock. */
   at = 0;
   prev: TimerEntry | undefined = undefined;
   next: TimerEntry | undefined = undefined;
   list: TimerList | undefined = undefined;
-  constructor(readonly fire: () => void) {}
+  /** Called once when the entry expires (not when it is cancelled). Subclassed, so an entry needs no closure. */
+  abstract fire(): void;
 }
 
 class TimerList {
@@ -46,14 +47,14 @@ export class TimerQueue {
     return this.#size;
   }
 
-  /** Schedules `entry` to fire after `duration` ms. The entry must not be queued already. */
-  add(entry: TimerEntry, duration: number): void {
+  /** Schedules `entry` to fire `duration` ms after `now` (a clock read the caller already has, or a fresh one). */
+  add(entry: TimerEntry, duration: number, now = this.#clock.now()): void {
     let list = this.#lists.get(duration);
     if (list === undefined) {
       list = new TimerList(duration);
       this.#lists.set(duration, list);
     }
-    entry.at = this.#clock.now() + duration;
+    entry.at = now + duration;
     entry.list = list;
     entry.next = undefined;
     entry.prev = list.tail;

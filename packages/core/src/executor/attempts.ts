@@ -1,0 +1,157 @@
+import { contextStorage } from '../context/context-storage';
+import { ResilienceError } from '../errors/resilience-error';
+import { retryAfterOf } from '../errors/classify';
+import { AttemptContext } from './attempt-context';
+import { isPromiseLike } from './engine';
+import type { Invocation } from './invocation';
+import type { Lane } from './lane';
+import { cancelled, crash, end, resumeSoon } from './pass-end';
+import { REJECTION_CODES } from './rejections';
+import { TimerEntry } from './timer-queue';
+
+/**
+ * Attempt `n` of a lane under its timeout, then the retry decision (SPEC §4: retry inside the breaker, never past
+ * the deadline, honouring a longer `retryAfter` of throttled errors). Settles at once on timeout or cancellation,
+ * even if `fn` ignores its signal.
+ */
+export function attempt(inv: Invocation, lane: Lane, n: number, now?: number): void {
+  // A cancellation that landed while no wait was registered (right after a bulkhead grant or a backoff timer, or
+  // from an event listener) would never wake this attempt: never start fn with a live signal on a cancelled lane.
+  if (lane.cancelled) return end(inv, lane, cancelled(lane));
+  const e = inv.engine;
+  lane.attempts = n;
+  lane.rejected = false;
+  const ctx = new AttemptContext(
+    n,
+    inv.policyName,
+    inv.route,
+    inv.frameDeadline,
+    inv.frameClock,
+    inv.criticality,
+  );
+  lane.ctx = ctx;
+  let r: unknown;
+  try {
+    r = e.ambientContext ? contextStorage.run(ctx, inv.fn, ctx) : inv.fn(ctx);
+  } catch (err) {
+    lane.error = err;
+    return afterAttempt(inv, lane, false);
+  }
+  if (!isPromiseLike(r)) {
+    lane.value = r;
+    return afterAttempt(inv, lane, true);
+  }
+  const timeout = inv.pr.policy.timeout?.options.timeout;
+  const w = new AttemptWatch(inv, lane, ctx, timeout);
+  if (inv.cancellable) lane.wake = (reason) => w.cancel(reason);
+  r.then(
+    (v) => w.settle(true, v),
+    (err: unknown) => w.settle(false, err),
+  );
+  // Added after `then`, so an already-settled result cancels the entry before the queue arms its clock timer.
+  // `now` is the admission's clock read when attempt 1 starts in the same synchronous run (one read fewer).
+  if (timeout !== undefined) e.timers.add(w, timeout, now);
+}
+
+/**
+ * The wait of one asynchronous attempt: its result, its timeout (an entry of the shared timer queue) or a
+ * cancellation, whichever comes first; the others are then ignored.
+ */
+class AttemptWatch extends TimerEntry {
+  #open = true;
+
+  constructor(
+    readonly inv: Invocation,
+    readonly lane: Lane,
+    readonly ctx: AttemptContext,
+    readonly timeout: number | undefined,
+  ) {
+    super();
+  }
+
+  settle(ok: boolean, result: unknown): void {
+    if (!this.#close()) return;
+    if (ok) this.lane.value = result;
+    else this.lane.error = result;
+    resumeAfterAttempt(this.inv, this.lane, ok);
+  }
+
+  /** The timeout: the attempt's signal is aborted with the `attempt_timeout` error, which the attempt fails with. */
+  override fire(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.lane.wake = undefined;
+    const err = this.inv.attemptTimeout(this.lane.attempts, this.timeout!);
+    this.ctx.abort(err);
+    this.lane.error = err;
+    resumeSoon(this.inv, this.lane, () => afterAttempt(this.inv, this.lane, false));
+  }
+
+  cancel(reason: unknown): void {
+    if (!this.#close()) return;
+    this.lane.error = reason;
+    resumeSoon(this.inv, this.lane, () => afterAttempt(this.inv, this.lane, false));
+  }
+
+  #close(): boolean {
+    if (!this.#open) return false;
+    this.#open = false;
+    this.lane.wake = undefined;
+    if (this.timeout !== undefined) this.inv.engine.timers.cancel(this);
+    return true;
+  }
+}
+
+function resumeAfterAttempt(inv: Invocation, lane: Lane, ok: boolean): void {
+  try {
+    afterAttempt(inv, lane, ok);
+  } catch (err) {
+    crash(inv, lane, err);
+  }
+}
+
+function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): void {
+  if (ok) return end(inv, lane, true);
+  const e = inv.engine;
+  const retry = inv.pr.policy.retry?.options;
+  const n = lane.attempts;
+  if (lane.cancelled || retry === undefined || n >= retry.maxAttempts) return end(inv, lane, false);
+  const kind = e.classify(lane.error);
+  if (!retry.retryOn.includes(kind as never)) return end(inv, lane, false);
+  const budget = inv.ks.retryBudget;
+  if (budget !== undefined && !budget.tryWithdraw()) return end(inv, lane, false);
+  let delay = retry.backoff.delay(n, lane.previousDelay, e.random);
+  lane.previousDelay = delay;
+  // A throttled error's hint, and the one on Ballast's own rejections (a nested call's open circuit): waiting
+  // less would only hit the same refusal again.
+  if (
+    kind === 'throttled' ||
+    (lane.error instanceof ResilienceError && REJECTION_CODES.has(lane.error.code))
+  ) {
+    const hint = retryAfterOf(lane.error);
+    if (hint !== undefined && hint > delay) delay = hint;
+  }
+  if (inv.deadline !== undefined && e.clock.now() + delay >= inv.deadline) return end(inv, lane, false);
+  if (e.listening) {
+    e.emit({
+      type: 'retry',
+      policy: inv.policyName,
+      route: inv.route,
+      attempt: n + 1,
+      delay,
+      error: lane.error,
+    });
+  }
+  if (delay <= 0) return attempt(inv, lane, n + 1);
+  if (lane.cancelled) return end(inv, lane, false);
+  // Backoff sleep on the Resilience clock, ended early by a cancellation.
+  const clock = e.clock;
+  const h = clock.setTimeout(() => {
+    lane.wake = undefined;
+    resumeSoon(inv, lane, () => attempt(inv, lane, n + 1));
+  }, delay);
+  lane.wake = () => {
+    clock.clearTimeout(h);
+    resumeSoon(inv, lane, () => end(inv, lane, false));
+  };
+}

@@ -1,0 +1,113 @@
+import { ErrorCode, type ResilienceError } from '../errors/resilience-error';
+import { outcomeClass, type OutcomeClass } from '../errors/outcome-class';
+import type { Invocation } from './invocation';
+import type { Lane } from './lane';
+import { rejection } from './rejections';
+
+/**
+ * Ends a lane's pass once: gives back what it holds (breaker permit, throttle outcome, bulkhead slot — the `finally`
+ * of an async pipeline) and calls its continuation. A second call is a no-op, so every path can simply end.
+ */
+export function end(inv: Invocation, lane: Lane, ok: boolean): void {
+  const done = lane.done;
+  if (done === undefined) return;
+  lane.done = undefined;
+  if (lane.permit !== undefined || lane.holdsThrottle || lane.holdsSlot) {
+    try {
+      release(inv, lane, ok);
+    } catch (err) {
+      // a user `classify` threw while judging the outcome: the call fails with that error
+      ok = false;
+      lane.error = err;
+    }
+  }
+  done(ok, lane);
+}
+
+/** An unexpected throw inside the pass (a user `classify`, a custom backoff): the pass fails with it. */
+export function crash(inv: Invocation, lane: Lane, err: unknown): void {
+  lane.error = err;
+  end(inv, lane, false);
+}
+
+function release(inv: Invocation, lane: Lane, ok: boolean): void {
+  const e = inv.engine;
+  const permit = lane.permit;
+  const throttled = lane.holdsThrottle;
+  const slot = lane.holdsSlot;
+  lane.permit = undefined;
+  lane.holdsThrottle = lane.holdsSlot = false;
+  const cls = classOf(inv, lane, ok);
+  const now = e.clock.now();
+  if (permit !== undefined) {
+    inv.recordBreaker(
+      lane.permitLocal,
+      permit,
+      cls === 'failure' ? 'failure' : cls === 'healthy' ? 'success' : 'release',
+      now,
+    );
+  }
+  if (throttled && cls !== 'cancelled') inv.ks.throttle!.record(now, cls === 'healthy');
+  if (slot) {
+    inv.ks.bulkhead!.release(
+      now - lane.admittedAt,
+      cls === 'healthy' ? 'success' : cls === 'failure' ? 'failure' : 'neutral',
+    );
+  }
+}
+
+function classOf(inv: Invocation, lane: Lane, ok: boolean): OutcomeClass {
+  if (ok) return 'healthy';
+  if (lane.cancelled) return 'cancelled';
+  // Ballast's own rejections are neither health nor failure of the dependency.
+  if (lane.rejected) return 'overload';
+  return outcomeClass(inv.engine.classify(lane.error), false);
+}
+
+/** The lane was cancelled: its error is the cancellation reason. */
+export function cancelled(lane: Lane): false {
+  lane.error = lane.cancelReason;
+  return false;
+}
+
+export function reject(
+  inv: Invocation,
+  lane: Lane,
+  kind: 'throttled' | 'infrastructure',
+  code: string,
+  retryAfter: number | undefined,
+): false {
+  return refuse(inv, lane, rejection(kind, code, inv.policyName, inv.route, retryAfter));
+}
+
+/** Records a Ballast rejection (a value, not a throw) and emits `rejected` once. */
+export function refuse(inv: Invocation, lane: Lane, error: ResilienceError): false {
+  lane.error = error;
+  lane.rejected = error.code !== ErrorCode.DEADLINE_EXCEEDED;
+  const e = inv.engine;
+  if (e.listening && lane.rejected) {
+    e.emit({
+      type: 'rejected',
+      policy: inv.policyName,
+      route: inv.route,
+      code: error.code,
+      ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }),
+    });
+  }
+  return false;
+}
+
+/**
+ * Continues the pass in a microtask. Used where a wait ends from outside a promise reaction — a cancellation (run
+ * inside the caller's `abort()` or a hedge winner's settlement) or a timer — so the rest of the pass (releases,
+ * retries, the fallback) never runs inside someone else's event dispatch, as it would not with `await`.
+ */
+export function resumeSoon(inv: Invocation, lane: Lane, k: () => void): void {
+  queueMicrotask(() => {
+    try {
+      k();
+    } catch (err) {
+      crash(inv, lane, err);
+    }
+  });
+}
