@@ -8,6 +8,8 @@ import type { Clock, TimerHandle } from '../time/clock';
  * timer is armed for the earliest head; when no entry is left it is disarmed, so an idle `Resilience` holds no timer
  * (SPEC §11.13).
  */
+const SETTLED = Promise.resolve();
+
 export abstract class TimerEntry {
   /** Absolute expiry on the queue's clock. */
   at = 0;
@@ -67,7 +69,9 @@ export class TimerQueue {
     // is fixed above, so arming a few microtasks later does not move any deadline.
     if (!this.#armPending && entry.at < this.#armedAt) {
       this.#armPending = true;
-      queueMicrotask(this.#armSoon);
+      // A reaction on a settled promise, not queueMicrotask: Node's queueMicrotask builds an AsyncResource per call
+      // (≈ 120 ns here, more with async hooks on), and this runs once per sequential call.
+      void SETTLED.then(this.#armSoon);
     }
   }
 
