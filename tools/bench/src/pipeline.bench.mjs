@@ -22,12 +22,19 @@ const variants = [
     'Ballast rate limit + breaker + retry + timeout, `ambientContext: false`',
   ],
   ['ballast-rl-cb-retry-noctx', 'Ballast rate limit + breaker + retry (no timeout), `ambientContext: false`'],
+  ['ballast-cb-timeout', 'Ballast breaker + timeout (opossum’s policy)'],
+  ['ballast-cb-timeout-noctx', 'Ballast breaker + timeout, `ambientContext: false`'],
   ['ballast-bulkhead-rl-cb-retry-timeout', 'Ballast bulkhead(100) + rate limit + breaker + retry + timeout'],
   ['ballast-hedge', 'Ballast hedge (delay 1s, 2 attempts)'],
   ['cockatiel-cb-retry-timeout', 'cockatiel `wrap(breaker, retry, timeout)`'],
   ['cockatiel-bulkhead-cb-retry-timeout', 'cockatiel `wrap(bulkhead(100,0), breaker, retry, timeout)`'],
   ['cockatiel-bulkhead', 'cockatiel `bulkhead(100, 0)`'],
   ['opossum-cb-timeout', 'opossum breaker, timeout 1000'],
+  [
+    'ballast-rl-cb-retry-timeout-als',
+    'Ballast rate limit + breaker + retry + timeout, in a process already using AsyncLocalStorage',
+  ],
+  ['opossum-cb-timeout-als', 'opossum breaker, timeout 1000, in a process already using AsyncLocalStorage'],
 ];
 
 const results = new Map(variants.map(([v]) => [v, []]));
@@ -70,12 +77,19 @@ Heap growth over 10⁶ further calls after a forced GC (\`--expose-gc\`): ${Obje
   .map(([v, b]) => `${v}: ${(b / 1024).toFixed(0)} KiB`)
   .join('; ')}.
 
-Reading it: on Node 20 the first use of AsyncLocalStorage in a process turns on promise hooks that make every
-promise of the process slower (compare the two bare rows); by default Ballast runs each attempt in an
-AsyncLocalStorage frame so \`currentSignal()\` works, so it pays that tax — and so does any service that already uses
-OpenTelemetry context, a request-scoped logger or Nest's request scope. \`ambientContext: false\` skips the frame.
-A timeout adds a settle-once promise per attempt; the shared timer queue arms its one clock timer only after the
-current burst of promise jobs, so a call that settles at once (as here) never creates a timer.
+Reading it:
+- The pipeline is written in continuation-passing style: with in-process stores every admission step is
+  synchronous, and a call adds two promises to the user's own — the one the caller awaits and one reaction on the
+  user's promise — plus, with a timeout, one reaction that arms the shared timer queue after the current burst
+  (a call that settles at once, as here, never creates a clock timer).
+- On Node 20 the first use of AsyncLocalStorage in a process turns on promise hooks that make every promise of
+  the process slower (compare the two bare rows). By default Ballast runs each attempt in an AsyncLocalStorage
+  frame so \`currentSignal()\`, \`remainingTime()\` and \`currentCriticality()\` work, so in a process where it
+  is the only user of AsyncLocalStorage it pays that tax alone; \`ambientContext: false\` skips the frame. Any
+  service that already uses OpenTelemetry context, a request-scoped logger or Nest's request scope pays the tax
+  anyway: the last two rows compare Ballast and opossum on that equal footing.
+- opossum's policy is a breaker and a timeout; the "breaker + timeout" rows are Ballast's equivalent, the
+  "rate limit + breaker + retry + timeout" rows do more.
 
 Rerun alone: \`npm run build && node tools/bench/src/pipeline.bench.mjs\` (env \`BENCH_ROUNDS\`, \`BENCH_CALLS\`).
 The cockatiel \`timeout\` creates an AbortController per call and aborts it on return (~13 µs on Node 20, see

@@ -28,6 +28,7 @@ function ballast(extra = {}) {
     new c.ResiliencePolicy({ name: 'nothing', strategies: [] }),
     new c.ResiliencePolicy({ name: 'rl-cb-retry', strategies: strategies.slice(0, 3) }),
     new c.ResiliencePolicy({ name: 'retry', strategies: [strategies[2]] }),
+    new c.ResiliencePolicy({ name: 'cb-timeout', strategies: [strategies[1], strategies[3]] }),
     new c.ResiliencePolicy({ name: 'breaker', strategies: [strategies[1]] }),
     new c.ResiliencePolicy({ name: 'timeout', strategies: [strategies[3]] }),
     new c.ResiliencePolicy({
@@ -72,6 +73,24 @@ function make() {
       const o = { policy: 'full' };
       return () => r.run(fn, o);
     }
+    case 'ballast-cb-timeout': {
+      const r = ballast();
+      const o = { policy: 'cb-timeout' };
+      return () => r.run(fn, o);
+    }
+    case 'ballast-cb-timeout-noctx': {
+      const r = ballast({ ambientContext: false });
+      const o = { policy: 'cb-timeout' };
+      return () => r.run(fn, o);
+    }
+    case 'ballast-rl-cb-retry-timeout-als': {
+      // A service that already uses AsyncLocalStorage (OpenTelemetry context, a request-scoped logger…).
+      const { AsyncLocalStorage } = require('node:async_hooks');
+      new AsyncLocalStorage().run({}, () => {});
+      const r = ballast();
+      const o = { policy: 'full' };
+      return () => r.run(fn, o);
+    }
     case 'ballast-rl-cb-retry-noctx': {
       const r = ballast({ ambientContext: false });
       const o = { policy: 'rl-cb-retry' };
@@ -106,6 +125,14 @@ function make() {
     case 'cockatiel-bulkhead': {
       const p = cockatiel('bulkhead-only');
       return () => p.execute(fn);
+    }
+    case 'opossum-cb-timeout-als': {
+      // opossum in a process where AsyncLocalStorage is already on (what Ballast's default ambient context costs).
+      const { AsyncLocalStorage } = require('node:async_hooks');
+      new AsyncLocalStorage().run({}, () => {});
+      const CircuitBreaker = require('opossum');
+      const b = new CircuitBreaker(fn, { timeout: 1000 });
+      return () => b.fire();
     }
     case 'opossum-cb-timeout': {
       const CircuitBreaker = require('opossum');
