@@ -25,4 +25,7 @@ module.exports = {
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] },
   moduleNameMapper,
   setupFilesAfterEnv: [path.join(__dirname, 'tools', 'jest', 'strict-process.js')],
+  // A guard, not a measurement: CI machines are shared and were seen running tests ~10× slower than a quiet one
+  // (a 0.4 s test hit jest's 5 s default). A hung test still fails, only later.
+  testTimeout: 30_000,
 };
