@@ -88,6 +88,7 @@ export { parseDuration } from './time/duration';
 export { withDeadline, remainingTime } from './context/deadline';
 export { bindCriticality, currentCriticality, Criticality } from './context/criticality';
 export { currentSignal } from './context/context-storage';
+export { keepSignalWatched } from './executor/signal-watch';
 
 // Events
 export { EventType } from './events';

@@ -1,3 +1,5 @@
+import { keepSignalWatched } from '@ballast/core';
+
 /**
  * Wiring between an HTTP exchange and a call's `AbortSignal`, for both Express (`req` is Node's IncomingMessage)
  * and Fastify (`request.raw` is). A client that goes away closes its connection; that `close` is the reliable
@@ -48,7 +50,12 @@ export function clientDisconnectSignal(request: unknown): AbortSignal | undefine
     const controller = new AbortController();
     signal = controller.signal;
     if (connection.destroyed === true) controller.abort(new ClientClosedRequestError());
-    else connection.once('close', () => controller.abort(new ClientClosedRequestError()));
+    else {
+      connection.once('close', () => controller.abort(new ClientClosedRequestError()));
+      // The signal lives as long as the connection: core's abort listener stays on it for that long instead of
+      // being added and removed around every request of a keep-alive connection.
+      keepSignalWatched(signal);
+    }
     signals.set(connection, signal);
   }
   return signal;

@@ -3,6 +3,7 @@ import { HedgeStrategy } from '../strategies/hedge-strategy';
 import { RateLimitStrategy } from '../strategies/rate-limit-strategy';
 import { RetryStrategy } from '../strategies/retry-strategy';
 import { TimeoutStrategy } from '../strategies/timeout-strategy';
+import { keepSignalWatched } from '../executor/signal-watch';
 import { deferred, infraError, settle, setup } from './helpers';
 import { breaker, hang, policy, trackedController } from './kit';
 
@@ -315,6 +316,33 @@ describe('cancellation at every microtask boundary', () => {
 });
 
 describe('listener hygiene', () => {
+  it('keepSignalWatched: one listener for the signal’s life across sequential calls; it still cancels, and goes on abort', async () => {
+    const { resilience, clock } = setup([policy('p', [new TimeoutStrategy({ timeout: 1000 })])]);
+    const t = trackedController();
+    keepSignalWatched(t.signal);
+    for (let i = 0; i < 100; i++)
+      await resilience.run(() => Promise.resolve(i), { policy: 'p', signal: t.signal });
+    expect(t.adds()).toBe(1); // not one per call
+    expect(t.nodeListeners()).toBe(1);
+    const running = settle(resilience.run(hang, { policy: 'p', signal: t.signal }));
+    const reason = new Error('connection closed');
+    t.ac.abort(reason);
+    await clock.advance(0);
+    expect(running.error).toBe(reason);
+    expect(t.nodeListeners()).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('keepSignalWatched on an aborted signal is a no-op (calls are refused with its reason)', async () => {
+    const { resilience } = setup([policy('p', [])]);
+    const t = trackedController();
+    const reason = new Error('gone');
+    t.ac.abort(reason);
+    keepSignalWatched(t.signal);
+    expect(t.adds()).toBe(0);
+    await expect(resilience.run(() => 1, { policy: 'p', signal: t.signal })).rejects.toBe(reason);
+  });
+
   it('a long-lived parent signal + 10k executions: the listener count returns to its baseline', async () => {
     const { resilience, clock } = setup([
       policy('p', [new TimeoutStrategy({ timeout: 1000 }), new BulkheadStrategy({ maxConcurrency: 100 })]),
