@@ -34,4 +34,10 @@ export interface ResilienceModuleOptions {
   readonly classify?: Classifier | undefined;
   readonly maxKeysPerPolicy?: number | undefined;
   readonly headers?: ResilienceHeadersOptions | undefined;
+  /**
+   * Core's `ambientContext` (default true): each attempt runs in an AsyncLocalStorage frame, so `currentSignal()`
+   * works in handlers and decorated providers. `false` saves Node 20's AsyncLocalStorage promise-hook tax in a
+   * service that uses no other AsyncLocalStorage; the header deadline/criticality still bind their own frames.
+   */
+  readonly ambientContext?: boolean | undefined;
 }

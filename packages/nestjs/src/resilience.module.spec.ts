@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { Resilience, ResiliencePolicy, type PolicySpec } from '@ballast/core';
+import { Resilience, ResiliencePolicy, currentSignal, type PolicySpec } from '@ballast/core';
 import { FakeClock } from '@ballast/testing';
 import request from 'supertest';
 import { ADAPTERS, bootApp } from './__tests__/harness';
@@ -197,6 +197,21 @@ describe('ResilienceHealthIndicator', () => {
         breakers: [{ policy: 'payments', route: 'eu', state: 'closed', forcedOpen: true }],
       },
     });
+    await moduleRef.close();
+  });
+});
+
+describe('ResilienceModule ambientContext option', () => {
+  it.each([
+    [undefined, true],
+    [false, false],
+  ])('ambientContext %s → currentSignal() inside a run is set: %s', async (ambientContext, expected) => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [ResilienceModule.forRoot(ambientContext === undefined ? {} : { ambientContext })],
+    }).compile();
+    const resilience = moduleRef.get(Resilience);
+    const seen = await resilience.run(() => currentSignal(), { policy: 'transient' });
+    expect(seen instanceof AbortSignal).toBe(expected);
     await moduleRef.close();
   });
 });

@@ -23,6 +23,7 @@ export function createResilience(options: ResilienceModuleOptions): Resilience {
   if (options.random !== undefined) config.random = options.random;
   if (options.classify !== undefined) config.classify = options.classify;
   if (options.maxKeysPerPolicy !== undefined) config.maxKeysPerPolicy = options.maxKeysPerPolicy;
+  if (options.ambientContext !== undefined) config.ambientContext = options.ambientContext;
   return new Resilience(config);
 }
 

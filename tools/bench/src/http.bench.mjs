@@ -14,15 +14,22 @@ const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 5);
 const DURATION = Number(process.env.BENCH_HTTP_DURATION ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
 const ADAPTERS = ['express', 'fastify'];
+// [name, label, server process, app, route]. The 'noctx' process runs ResilienceModule with `ambientContext: false`:
+// no AsyncLocalStorage in it at all, so its bare and do-nothing rows are untaxed baselines. The 'ctx' process runs
+// the default, whose AsyncLocalStorage makes every promise of that process slower (Node 20), its plain row included.
 const VARIANTS = [
-  ['bare', 'no Ballast, no interceptor', 'bare', '/plain'],
-  ['noop', 'a do-nothing global interceptor (Nest baseline)', 'noop', '/plain'],
-  ['plain', 'ResilienceModule, handler undecorated', 'app', '/plain'],
-  ['resilient', "`@Resilient('bench')`: rate limit + breaker + retry + timeout", 'app', '/resilient'],
+  ['bare', 'no Ballast, no interceptor', 'noctx', 'bare', '/plain'],
+  ['noop', 'a do-nothing global interceptor (Nest baseline)', 'noctx', 'noop', '/plain'],
+  ['plain', 'ResilienceModule, handler undecorated', 'ctx', 'app', '/plain'],
+  ['resilient', "`@Resilient('bench')`: rate limit + breaker + retry + timeout", 'ctx', 'app', '/resilient'],
+  ['plain-noctx', 'ResilienceModule `ambientContext: false`, handler undecorated', 'noctx', 'app', '/plain'],
+  ['resilient-noctx', "`@Resilient('bench')`, `ambientContext: false`", 'noctx', 'app', '/resilient'],
 ];
+/** Which row each row is compared with (same process, same round). */
+const BASE = { resilient: 'plain', 'resilient-noctx': 'plain-noctx' };
 
-function startServer(adapter) {
-  const child = spawn(process.execPath, [path.join(here, 'http.server.mjs'), adapter], {
+function startServer(adapter, mode) {
+  const child = spawn(process.execPath, [path.join(here, 'http.server.mjs'), adapter, mode], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -48,8 +55,8 @@ async function load(url, duration) {
 const env = machine();
 const results = {}; // adapter → variant → [{ rps, p50, p99, mean }]
 for (const adapter of ADAPTERS) {
-  const { child, ports } = await startServer(adapter);
-  const url = ([, , app, route]) => `http://127.0.0.1:${ports[app]}${route}`;
+  const servers = { ctx: await startServer(adapter, 'ctx'), noctx: await startServer(adapter, 'noctx') };
+  const url = ([, , server, app, route]) => `http://127.0.0.1:${servers[server].ports[app]}${route}`;
   try {
     for (const v of VARIANTS) await load(url(v), 2); // warm-up: JIT, connection pools, policy state
     results[adapter] = Object.fromEntries(VARIANTS.map(([name]) => [name, []]));
@@ -59,30 +66,35 @@ for (const adapter of ADAPTERS) {
       process.stderr.write(`${adapter}: round ${round}/${ROUNDS} done\n`);
     }
   } finally {
-    await stopServer(child);
+    await Promise.all(Object.values(servers).map((s) => stopServer(s.child)));
   }
 }
 
 const fmt = (n, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 let table =
-  '| adapter | variant | req/s (median) | latency p50 / p99 ms (median) | req/s vs undecorated (median of rounds) |\n';
+  '| adapter | variant | req/s (median) | latency p50 / p99 ms (median) | req/s vs its undecorated row (median of rounds) |\n';
 table += '|---|---|---:|---:|---:|\n';
 const costs = {};
 for (const adapter of ADAPTERS) {
   const r = results[adapter];
+  costs[adapter] = {};
   for (const [name, label] of VARIANTS) {
     const rows = r[name];
-    const ratio = median(rows.map((row, i) => row.rps / r.plain[i].rps));
-    if (name === 'resilient') costs[adapter] = 1 - ratio;
+    const base = BASE[name];
+    const ratio = base === undefined ? undefined : median(rows.map((row, i) => row.rps / r[base][i].rps));
+    if (ratio !== undefined) costs[adapter][name] = 1 - ratio;
     table += `| ${adapter} | ${label} | ${fmt(median(rows.map((x) => x.rps)))} | ${median(rows.map((x) => x.p50))} / ${median(
       rows.map((x) => x.p99),
-    )} | ${name === 'plain' ? '1.00' : ratio.toFixed(2)} |\n`;
+    )} | ${ratio === undefined ? '' : ratio.toFixed(2)} |\n`;
   }
 }
+const pct = (x) => `${(x * 100).toFixed(1)} %`;
 const verdict = ADAPTERS.map(
   (a) =>
-    `${a}: ${(costs[a] * 100).toFixed(1)} % throughput cost for \`@Resilient\` over the undecorated handler`,
+    `${a}: ${pct(costs[a].resilient)} throughput cost for \`@Resilient\` over the undecorated handler by default, ${pct(
+      costs[a]['resilient-noctx'],
+    )} with \`ambientContext: false\``,
 ).join('; ');
 
 const body = `## HTTP: \`@Resilient\` on a Nest handler (\`@ballast/nestjs\`)

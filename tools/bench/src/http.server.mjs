@@ -4,6 +4,7 @@
 //   noop      — the same with a do-nothing global interceptor: what Nest's interceptor machinery itself costs;
 //   plain     — ResilienceModule imported, handler undecorated (the global interceptor passes it through);
 //   resilient — the same handler under @Resilient('bench'): rate limit (high) + breaker + retry + timeout.
+// With a second argument 'noctx' the module runs with `ambientContext: false`.
 // Prints one JSON line of ports once listening; exits when stdin closes.
 import 'reflect-metadata';
 import { Controller, Get, Injectable, Module } from '@nestjs/common';
@@ -20,6 +21,8 @@ import {
 import { Resilient, ResilienceModule } from '@ballast/nestjs';
 
 const adapterName = process.argv[2] ?? 'express';
+// 'noctx': ResilienceModule with `ambientContext: false` — no AsyncLocalStorage anywhere in this process.
+const ambientContext = process.argv[3] !== 'noctx';
 
 /** Plain JS has no decorator syntax: apply Nest's decorators by hand, exactly as compiled TypeScript does. */
 function decorateMethod(cls, name, ...decorators) {
@@ -69,7 +72,7 @@ Module({
 class BareModule {}
 Module({ controllers: [BenchController] })(BareModule);
 class BallastModule {}
-Module({ imports: [ResilienceModule.forRoot({ policies: [policy] })], controllers: [BenchController] })(
+Module({ imports: [ResilienceModule.forRoot({ policies: [policy], ambientContext })], controllers: [BenchController] })(
   BallastModule,
 );
 

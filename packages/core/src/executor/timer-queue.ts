@@ -10,6 +10,14 @@ import type { Clock, TimerHandle } from '../time/clock';
  */
 const SETTLED = Promise.resolve();
 
+/**
+ * How many promise hops the queue waits, while entries are pending and no clock timer is armed, before it arms one.
+ * Work that settles within them — a cached value, or a trivial Nest handler, whose result crosses rxjs and the
+ * interceptor chain in 3–4 hops — never creates a clock timer (a Node `setTimeout` + `clearTimeout` costs more than
+ * these hops). Expiry times are fixed at `add`, so arming a few microtasks later moves no deadline.
+ */
+const ARM_AFTER_HOPS = 8;
+
 export abstract class TimerEntry {
   /** Absolute expiry on the queue's clock. */
   at = 0;
@@ -34,8 +42,15 @@ export class TimerQueue {
   #handle: TimerHandle = undefined;
   readonly #onTimer = (): void => this.#expire();
   #armPending = false;
+  #armHops = 0;
   readonly #armSoon = (): void => {
+    if (this.#size > 0 && this.#armHops < ARM_AFTER_HOPS) {
+      this.#armHops++;
+      void SETTLED.then(this.#armSoon);
+      return;
+    }
     this.#armPending = false;
+    this.#armHops = 0;
     if (this.#size === 0) return;
     const at = this.#earliest();
     if (at < this.#armedAt) this.#arm(at);
@@ -64,9 +79,8 @@ export class TimerQueue {
     else list.tail.next = entry;
     list.tail = entry;
     this.#size++;
-    // Arm after the current burst of promise jobs, not now: a call whose work settles within it (a cache hit, an
-    // already-resolved promise) cancels its entry first, and no clock timer is ever created for it. The expiry time
-    // is fixed above, so arming a few microtasks later does not move any deadline.
+    // Arm a few promise hops later, not now (ARM_AFTER_HOPS): a call whose work settles by then (a cache hit, an
+    // already-resolved promise, a trivial handler) cancels its entry first, and no clock timer is ever created for it.
     if (!this.#armPending && entry.at < this.#armedAt) {
       this.#armPending = true;
       // A reaction on a settled promise, not queueMicrotask: Node's queueMicrotask builds an AsyncResource per call
