@@ -41,6 +41,7 @@ export class ResilienceInterceptor implements NestInterceptor {
   readonly #plans = new WeakMap<object, HandlerPlan>();
   readonly #deadlineHeader: string | undefined;
   readonly #criticalityHeader: string | undefined;
+  readonly #readsHeaders: boolean;
 
   constructor(
     private readonly resilience: Resilience,
@@ -50,10 +51,14 @@ export class ResilienceInterceptor implements NestInterceptor {
   ) {
     this.#deadlineHeader = options.headers?.deadline?.toLowerCase();
     this.#criticalityHeader = options.headers?.criticality?.toLowerCase();
+    this.#readsHeaders = this.#deadlineHeader !== undefined || this.#criticalityHeader !== undefined;
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const plan = this.#plan(context);
+    // An undecorated handler with no headers to read passes straight through (the common case, on every route).
+    if (plan.binding === undefined && plan.criticality === undefined && !this.#readsHeaders)
+      return next.handle();
     const http = context.getType() === 'http';
     const request: unknown = http ? context.switchToHttp().getRequest() : undefined;
     let budget: number | undefined;
@@ -103,7 +108,10 @@ export class ResilienceInterceptor implements NestInterceptor {
           hedge: binding.hedge,
           signal: disconnect ?? own!.signal,
         });
-      inScope(budget, criticality, this.resilience.clock, call).then(
+      (budget === undefined && criticality === undefined
+        ? call()
+        : inScope(budget, criticality, this.resilience.clock, call)
+      ).then(
         (values) => {
           settled = true;
           for (const value of values) subscriber.next(value);
@@ -114,10 +122,12 @@ export class ResilienceInterceptor implements NestInterceptor {
           subscriber.error(error);
         },
       );
-      return () => {
-        // The consumer went away first (an RPC caller cancelled, a gateway disconnected): stop the work too.
-        if (!settled) own?.abort();
-      };
+      // The consumer went away first (an RPC caller cancelled, a gateway disconnected): stop the work too.
+      if (own !== undefined)
+        return () => {
+          if (!settled) own.abort();
+        };
+      return undefined;
     });
   }
 

@@ -28,6 +28,14 @@ const VARIANTS = [
 /** Which row each row is compared with (same process, same round). */
 const BASE = { resilient: 'plain', 'resilient-noctx': 'plain-noctx' };
 
+/** The server's CPU time so far (µs). */
+function cpuOf(server) {
+  return new Promise((resolve) => {
+    server.child.stdout.once('data', (line) => resolve(JSON.parse(String(line)).cpu));
+    server.child.stdin.write('cpu\n');
+  });
+}
+
 function startServer(adapter, mode) {
   const child = spawn(process.execPath, [path.join(here, 'http.server.mjs'), adapter, mode], {
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -45,11 +53,19 @@ function stopServer(child) {
   });
 }
 
-async function load(url, duration) {
+async function load(server, url, duration) {
+  const cpu0 = await cpuOf(server);
   const r = await autocannon({ url, connections: CONNECTIONS, duration });
+  const cpu = (await cpuOf(server)) - cpu0;
   if (r.errors > 0 || r.non2xx > 0)
     throw new Error(`${url}: ${r.errors} errors, ${r.non2xx} non-2xx responses`);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.average };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    mean: r.latency.average,
+    cpuPerRequest: cpu / r.requests.total,
+  };
 }
 
 const env = machine();
@@ -57,12 +73,13 @@ const results = {}; // adapter → variant → [{ rps, p50, p99, mean }]
 for (const adapter of ADAPTERS) {
   const servers = { ctx: await startServer(adapter, 'ctx'), noctx: await startServer(adapter, 'noctx') };
   const url = ([, , server, app, route]) => `http://127.0.0.1:${servers[server].ports[app]}${route}`;
+  const run = (v, duration) => load(servers[v[2]], url(v), duration);
   try {
-    for (const v of VARIANTS) await load(url(v), 2); // warm-up: JIT, connection pools, policy state
+    for (const v of VARIANTS) await run(v, 2); // warm-up: JIT, connection pools, policy state
     results[adapter] = Object.fromEntries(VARIANTS.map(([name]) => [name, []]));
     for (let round = 1; round <= ROUNDS; round++) {
       const order = round % 2 === 1 ? VARIANTS : [...VARIANTS].reverse();
-      for (const v of order) results[adapter][v[0]].push(await load(url(v), DURATION));
+      for (const v of order) results[adapter][v[0]].push(await run(v, DURATION));
       process.stderr.write(`${adapter}: round ${round}/${ROUNDS} done\n`);
     }
   } finally {
@@ -70,11 +87,12 @@ for (const adapter of ADAPTERS) {
   }
 }
 
+const pct = (x) => `${(x * 100).toFixed(1)} %`;
 const fmt = (n, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 let table =
-  '| adapter | variant | req/s (median) | latency p50 / p99 ms (median) | req/s vs its undecorated row (median of rounds) |\n';
-table += '|---|---|---:|---:|---:|\n';
+  '| adapter | variant | req/s (median) | latency p50 / p99 ms (median) | server CPU µs per request (median) | req/s vs its undecorated row | CPU cost vs its undecorated row |\n';
+table += '|---|---|---:|---:|---:|---:|---:|\n';
 const costs = {};
 for (const adapter of ADAPTERS) {
   const r = results[adapter];
@@ -82,20 +100,26 @@ for (const adapter of ADAPTERS) {
   for (const [name, label] of VARIANTS) {
     const rows = r[name];
     const base = BASE[name];
+    // both per round (the rows of one round ran back to back), then the median over rounds
     const ratio = base === undefined ? undefined : median(rows.map((row, i) => row.rps / r[base][i].rps));
-    if (ratio !== undefined) costs[adapter][name] = 1 - ratio;
+    const cpuCost =
+      base === undefined
+        ? undefined
+        : median(rows.map((row, i) => 1 - r[base][i].cpuPerRequest / row.cpuPerRequest));
+    if (ratio !== undefined) costs[adapter][name] = { rps: 1 - ratio, cpu: cpuCost };
     table += `| ${adapter} | ${label} | ${fmt(median(rows.map((x) => x.rps)))} | ${median(rows.map((x) => x.p50))} / ${median(
       rows.map((x) => x.p99),
-    )} | ${ratio === undefined ? '' : ratio.toFixed(2)} |\n`;
+    )} | ${fmt(median(rows.map((x) => x.cpuPerRequest)), 1)} | ${ratio === undefined ? '' : ratio.toFixed(2)} | ${
+      cpuCost === undefined ? '' : pct(cpuCost)
+    } |\n`;
   }
 }
-const pct = (x) => `${(x * 100).toFixed(1)} %`;
-const verdict = ADAPTERS.map(
-  (a) =>
-    `${a}: ${pct(costs[a].resilient)} throughput cost for \`@Resilient\` over the undecorated handler by default, ${pct(
-      costs[a]['resilient-noctx'],
-    )} with \`ambientContext: false\``,
-).join('; ');
+const verdict = ADAPTERS.map((a) => {
+  const c = costs[a];
+  return `${a}: by default ${pct(c.resilient.cpu)} more server CPU per request (${pct(c.resilient.rps)} fewer req/s); with \`ambientContext: false\` ${pct(
+    c['resilient-noctx'].cpu,
+  )} (${pct(c['resilient-noctx'].rps)})`;
+}).join('; ');
 
 const body = `## HTTP: \`@Resilient\` on a Nest handler (\`@ballast/nestjs\`)
 

@@ -72,9 +72,10 @@ Module({
 class BareModule {}
 Module({ controllers: [BenchController] })(BareModule);
 class BallastModule {}
-Module({ imports: [ResilienceModule.forRoot({ policies: [policy], ambientContext })], controllers: [BenchController] })(
-  BallastModule,
-);
+Module({
+  imports: [ResilienceModule.forRoot({ policies: [policy], ambientContext })],
+  controllers: [BenchController],
+})(BallastModule);
 
 async function serve(module) {
   const adapter = adapterName === 'fastify' ? new FastifyAdapter() : new ExpressAdapter();
@@ -87,7 +88,15 @@ const bare = await serve(BareModule);
 const withBallast = await serve(BallastModule);
 const noop = await serve(NoopModule);
 process.stdout.write(`${JSON.stringify({ bare: bare.port, noop: noop.port, app: withBallast.port })}\n`);
-process.stdin.resume();
+// Each line on stdin asks for this process's CPU time so far (µs, user + system): the bench divides the CPU a
+// measurement used by the requests it served — a per-request cost that does not depend on how fast the load
+// generator on the other core happened to be.
+process.stdin.on('data', (chunk) => {
+  for (const _ of String(chunk).split('\n').slice(1)) {
+    const { user, system } = process.cpuUsage();
+    process.stdout.write(`${JSON.stringify({ cpu: user + system })}\n`);
+  }
+});
 process.stdin.on('end', async () => {
   await Promise.all([bare.app.close(), withBallast.app.close(), noop.app.close()]);
   process.exit(0);
