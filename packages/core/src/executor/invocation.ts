@@ -9,7 +9,7 @@ import { isPromiseLike, type Engine } from './engine';
 import { runHedged } from './hedge';
 import { Lane } from './lane';
 import { runPass } from './pipeline';
-import { unwatchSignal, watchSignal } from './signal-watch';
+import { unwatchSignal, watchSignal, type SignalWatcher } from './signal-watch';
 import type { KeyState, PolicyRuntime } from './policy-runtime';
 import { REJECTION_CODES, rejection } from './rejections';
 
@@ -32,6 +32,9 @@ export class Invocation extends Lane {
   callerCancelled = false;
   /** Hedged lanes besides this one. */
   lanes: Lane[] | undefined = undefined;
+  /** Links in the caller signal's list of running calls (signal-watch.ts). */
+  watchPrev: SignalWatcher | undefined = undefined;
+  watchNext: SignalWatcher | undefined = undefined;
   readonly #hedging: boolean;
   #started = 0;
   #deadlineTimer: unknown = undefined;

@@ -7,10 +7,13 @@
  */
 export interface SignalWatcher {
   cancelAll(reason: unknown): void;
+  /** Links of the signal's list of running calls (intrusive: no Set, no hashing, nothing allocated per call). */
+  watchPrev: SignalWatcher | undefined;
+  watchNext: SignalWatcher | undefined;
 }
 
 interface Watch {
-  readonly calls: Set<SignalWatcher>;
+  head: SignalWatcher | undefined;
   readonly onAbort: () => void;
   /** Kept for the signal's life: the listener stays while no call runs (see keepSignalWatched). */
   kept: boolean;
@@ -21,27 +24,43 @@ const watches = new WeakMap<AbortSignal, Watch>();
 function watchOf(signal: AbortSignal): Watch {
   let w = watches.get(signal);
   if (w === undefined) {
-    const calls = new Set<SignalWatcher>();
-    const onAbort = (): void => {
-      watches.delete(signal);
-      // A copy: cancelling aborts ctx signals, whose listeners (user code) may start or end other calls.
-      for (const c of [...calls]) c.cancelAll(signal.reason);
+    const watch: Watch = {
+      head: undefined,
+      onAbort: () => {
+        watches.delete(signal);
+        // A copy first: cancelling aborts ctx signals, whose listeners (user code) may start or end other calls.
+        const calls: SignalWatcher[] = [];
+        for (let c = watch.head; c !== undefined; c = c.watchNext) calls.push(c);
+        for (const c of calls) c.cancelAll(signal.reason);
+      },
+      kept: false,
     };
-    w = { calls, onAbort, kept: false };
+    w = watch;
     watches.set(signal, w);
-    signal.addEventListener('abort', onAbort, { once: true });
+    signal.addEventListener('abort', w.onAbort, { once: true });
   }
   return w;
 }
 
 /** Cancels `call` with `signal.reason` when the signal aborts (until {@link unwatchSignal}). */
 export function watchSignal(signal: AbortSignal, call: SignalWatcher): void {
-  watchOf(signal).calls.add(call);
+  const w = watchOf(signal);
+  call.watchPrev = undefined;
+  call.watchNext = w.head;
+  if (w.head !== undefined) w.head.watchPrev = call;
+  w.head = call;
 }
 
 export function unwatchSignal(signal: AbortSignal, call: SignalWatcher): void {
   const w = watches.get(signal);
-  if (w === undefined || !w.calls.delete(call) || w.calls.size > 0 || w.kept) return;
+  if (w === undefined) return;
+  const { watchPrev: prev, watchNext: next } = call;
+  if (prev !== undefined) prev.watchNext = next;
+  else if (w.head === call) w.head = next;
+  else return; // not on this signal's list (already unwatched)
+  if (next !== undefined) next.watchPrev = prev;
+  call.watchPrev = call.watchNext = undefined;
+  if (w.head !== undefined || w.kept) return;
   watches.delete(signal);
   signal.removeEventListener('abort', w.onAbort);
 }
