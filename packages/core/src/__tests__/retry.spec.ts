@@ -1,5 +1,6 @@
 import { withDeadline } from '../context/deadline';
 import { RetryStrategy, type RetryOptions } from '../strategies/retry-strategy';
+import { BackoffStrategy } from '../strategies/backoff-strategy';
 import type { CallContext } from '../resilience-types';
 import { infraError, settle, setup } from './helpers';
 import { kindError, policy } from './kit';
@@ -44,6 +45,24 @@ describe('retry', () => {
       expect.objectContaining({ outcome: 'failure', duration: 300, code: 'infrastructure' }),
     ]);
     expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('many synchronous failures retried without delay do not grow the stack (a loop, not recursion)', async () => {
+    // the built-in backoff never returns 0 (base > 0), a subclass may: immediate retries
+    class NoDelay extends BackoffStrategy {
+      override delay(): number {
+        return 0;
+      }
+    }
+    const { resilience } = retrying({ maxAttempts: 100_000, backoff: new NoDelay({ base: 1, max: 1 }) });
+    let calls = 0;
+    const error = infraError();
+    const failing = (): never => {
+      calls++;
+      throw error;
+    };
+    await expect(resilience.run(failing, { policy: 'p' })).rejects.toMatchObject({ code: 'ECONNRESET' });
+    expect(calls).toBe(100_000);
   });
 
   it('stops as soon as an attempt succeeds', async () => {

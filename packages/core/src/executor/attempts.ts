@@ -15,9 +15,18 @@ import { TimerEntry } from './timer-queue';
  * even if `fn` ignores its signal.
  */
 export function attempt(inv: Invocation, lane: Lane, n: number, now?: number): void {
+  // A loop, not recursion: synchronous outcomes retried at once (a zero backoff) must not grow the stack.
+  for (let next = n; next > 0; now = undefined) next = attemptOnce(inv, lane, next, now);
+}
+
+/** Runs attempt `n`; returns the attempt to run at once (a synchronous outcome retried without delay), else 0. */
+function attemptOnce(inv: Invocation, lane: Lane, n: number, now: number | undefined): number {
   // A cancellation that landed while no wait was registered (right after a bulkhead grant or a backoff timer, or
   // from an event listener) would never wake this attempt: never start fn with a live signal on a cancelled lane.
-  if (lane.cancelled) return end(inv, lane, cancelled(lane));
+  if (lane.cancelled) {
+    end(inv, lane, cancelled(lane));
+    return 0;
+  }
   const e = inv.engine;
   lane.attempts = n;
   lane.rejected = false;
@@ -51,6 +60,7 @@ export function attempt(inv: Invocation, lane: Lane, n: number, now?: number): v
   // Added after `then`, so an already-settled result cancels the entry before the queue arms its clock timer.
   // `now` is the admission's clock read when attempt 1 starts in the same synchronous run (one read fewer).
   if (timeout !== undefined) e.timers.add(w, timeout, now);
+  return 0;
 }
 
 /**
@@ -84,13 +94,13 @@ class AttemptWatch extends TimerEntry {
     const err = this.inv.attemptTimeout(this.lane.attempts, this.timeout!);
     this.ctx.abort(err);
     this.lane.error = err;
-    resumeSoon(this.inv, this.lane, () => afterAttempt(this.inv, this.lane, false));
+    resumeSoon(this.inv, this.lane, () => continueAfter(this.inv, this.lane, false));
   }
 
   cancel(reason: unknown): void {
     if (!this.#close()) return;
     this.lane.error = reason;
-    resumeSoon(this.inv, this.lane, () => afterAttempt(this.inv, this.lane, false));
+    resumeSoon(this.inv, this.lane, () => continueAfter(this.inv, this.lane, false));
   }
 
   #close(): boolean {
@@ -104,22 +114,29 @@ class AttemptWatch extends TimerEntry {
 
 function resumeAfterAttempt(inv: Invocation, lane: Lane, ok: boolean): void {
   try {
-    afterAttempt(inv, lane, ok);
+    continueAfter(inv, lane, ok);
   } catch (err) {
     crash(inv, lane, err);
   }
 }
 
-function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): void {
-  if (ok) return end(inv, lane, true);
+/** The retry decision for an asynchronous outcome, then the next attempt if it is due at once. */
+function continueAfter(inv: Invocation, lane: Lane, ok: boolean): void {
+  const next = afterAttempt(inv, lane, ok);
+  if (next > 0) attempt(inv, lane, next);
+}
+
+/** Ends the pass, schedules a backoff sleep (0), or returns the attempt to run at once. */
+function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): number {
+  if (ok) return stop(inv, lane, true);
   const e = inv.engine;
   const retry = inv.pr.policy.retry?.options;
   const n = lane.attempts;
-  if (lane.cancelled || retry === undefined || n >= retry.maxAttempts) return end(inv, lane, false);
+  if (lane.cancelled || retry === undefined || n >= retry.maxAttempts) return stop(inv, lane, false);
   const kind = e.classify(lane.error);
-  if (!retry.retryOn.includes(kind as never)) return end(inv, lane, false);
+  if (!retry.retryOn.includes(kind as never)) return stop(inv, lane, false);
   const budget = inv.ks.retryBudget;
-  if (budget !== undefined && !budget.tryWithdraw()) return end(inv, lane, false);
+  if (budget !== undefined && !budget.tryWithdraw()) return stop(inv, lane, false);
   let delay = retry.backoff.delay(n, lane.previousDelay, e.random);
   lane.previousDelay = delay;
   // A throttled error's hint, and the one on Ballast's own rejections (a nested call's open circuit): waiting
@@ -131,7 +148,7 @@ function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): void {
     const hint = retryAfterOf(lane.error);
     if (hint !== undefined && hint > delay) delay = hint;
   }
-  if (inv.deadline !== undefined && e.clock.now() + delay >= inv.deadline) return end(inv, lane, false);
+  if (inv.deadline !== undefined && e.clock.now() + delay >= inv.deadline) return stop(inv, lane, false);
   if (e.listening) {
     e.emit({
       type: 'retry',
@@ -142,8 +159,8 @@ function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): void {
       error: lane.error,
     });
   }
-  if (delay <= 0) return attempt(inv, lane, n + 1);
-  if (lane.cancelled) return end(inv, lane, false);
+  if (delay <= 0) return n + 1;
+  if (lane.cancelled) return stop(inv, lane, false);
   // Backoff sleep on the Resilience clock, ended early by a cancellation.
   const clock = e.clock;
   const h = clock.setTimeout(() => {
@@ -154,4 +171,10 @@ function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): void {
     clock.clearTimeout(h);
     resumeSoon(inv, lane, () => end(inv, lane, false));
   };
+  return 0;
+}
+
+function stop(inv: Invocation, lane: Lane, ok: boolean): 0 {
+  end(inv, lane, ok);
+  return 0;
 }
