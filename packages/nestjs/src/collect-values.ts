@@ -17,28 +17,29 @@ export function collectValues(
     const values: unknown[] = [];
     let done = false;
     let signal: AbortSignal | undefined;
-    const onAbort = (): void => {
-      subscription.unsubscribe();
-      reject(signal?.reason);
-    };
+    let onAbort: (() => void) | undefined;
     const subscription: Subscription = source.subscribe({
       next: (value) => values.push(value),
       error: (error: unknown) => {
         done = true;
-        signal?.removeEventListener('abort', onAbort);
+        if (onAbort !== undefined) signal!.removeEventListener('abort', onAbort);
         reject(error);
       },
       complete: () => {
         done = true;
-        signal?.removeEventListener('abort', onAbort);
+        if (onAbort !== undefined) signal!.removeEventListener('abort', onAbort);
         resolve(values);
       },
     });
     if (!done && cancelOnAbort) {
       // Read only when the work is really asynchronous: core creates the signal lazily, on first read.
-      signal = ctx.signal;
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
+      const s = (signal = ctx.signal);
+      onAbort = (): void => {
+        subscription.unsubscribe();
+        reject(s.reason);
+      };
+      if (s.aborted) onAbort();
+      else s.addEventListener('abort', onAbort, { once: true });
     }
   });
 }

@@ -60,7 +60,8 @@ export class ResilienceInterceptor implements NestInterceptor {
     if (plan.binding === undefined && plan.criticality === undefined && !this.#readsHeaders)
       return next.handle();
     const http = context.getType() === 'http';
-    const request: unknown = http ? context.switchToHttp().getRequest() : undefined;
+    // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
+    const request: unknown = http ? context.getArgByIndex(0) : undefined;
     let budget: number | undefined;
     let criticality = plan.criticality;
     if (http && (this.#deadlineHeader !== undefined || this.#criticalityHeader !== undefined)) {
