@@ -139,16 +139,7 @@ export class Resilience {
    */
   run<T>(fn: (ctx: CallContext) => T | Promise<T>, options: RunOptions<T>): Promise<T> {
     const pr = this.#policies.get(options.policy);
-    if (pr === undefined) {
-      return Promise.reject(
-        new ResilienceError({
-          kind: 'configuration',
-          code: ErrorCode.UNKNOWN_POLICY,
-          message: `Unknown policy '${String(options.policy)}'`,
-          details: { policy: options.policy },
-        }),
-      );
-    }
+    if (pr === undefined) return unknownPolicy(options.policy);
     const ks = pr.key(options.route);
     // A forced-open key is refused inside the invocation, before any strategy, so the fallback still applies.
     return new Invocation(
@@ -167,16 +158,7 @@ export class Resilience {
    */
   admitStream(policy: string, options: { readonly route?: string | undefined } = {}): Promise<StreamPermit> {
     const pr = this.#policies.get(policy);
-    if (pr === undefined) {
-      return Promise.reject(
-        new ResilienceError({
-          kind: 'configuration',
-          code: ErrorCode.UNKNOWN_POLICY,
-          message: `Unknown policy '${String(policy)}'`,
-          details: { policy },
-        }),
-      );
-    }
+    if (pr === undefined) return unknownPolicy(policy);
     return admitStream(this.#engine, pr, pr.key(options.route));
   }
 
@@ -240,4 +222,16 @@ function describe(v: unknown): string {
   if (v === null) return 'null';
   if (typeof v === 'object') return (v as object).constructor?.name ?? 'object';
   return typeof v === 'string' ? `'${v}'` : `${typeof v} ${String(v)}`;
+}
+
+/** `run` and `admitStream` on a name no policy is registered under (a rejection, never a throw). */
+function unknownPolicy(policy: unknown): Promise<never> {
+  return Promise.reject(
+    new ResilienceError({
+      kind: 'configuration',
+      code: ErrorCode.UNKNOWN_POLICY,
+      message: `Unknown policy '${String(policy)}'`,
+      details: { policy },
+    }),
+  );
 }

@@ -52,7 +52,7 @@ export class KeyState {
     policy: ResiliencePolicy,
     route: string | undefined,
     deps: KeyDeps,
-    private readonly owner: UnpinSink = { unpinned: 0 },
+    private readonly owner: UnpinSink,
   ) {
     this.key = stateKey(policy.name, route);
     const b = policy.bulkhead;
