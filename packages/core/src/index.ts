@@ -1,9 +1,10 @@
 // @ballast/core — curated public API. Internal modules (executor, bulkhead runtime, validator) are not exported.
 
 // Executor and control plane
-export { Resilience } from './resilience';
+export { Resilience, RUN_SETTLED } from './resilience';
 export type { ResilienceOptions } from './resilience';
 export type { StreamPermit } from './executor/stream-admission';
+export type { CallSettler } from './executor/invocation';
 export type { CallContext, RunOptions, Fallback, Classifier, ResilienceAdmin } from './resilience-types';
 export type { ResilienceStateSnapshot } from './admin/snapshot';
 

@@ -11,11 +11,17 @@ import { systemClock, type Clock, type Random } from './time/clock';
 import type { CallContext, Classifier, ResilienceAdmin, RunOptions } from './resilience-types';
 import type { BulkheadHooks } from './bulkhead';
 import type { Engine } from './executor/engine';
-import { Invocation } from './executor/invocation';
+import { Invocation, type CallSettler } from './executor/invocation';
 import { PolicyRuntime, type KeyDeps } from './executor/policy-runtime';
 import { TimerQueue } from './executor/timer-queue';
 import { admitStream, type StreamPermit } from './executor/stream-admission';
 import { createAdmin, type AdminHost } from './admin/resilience-admin';
+
+/**
+ * Key of `Resilience`'s callback-style `run`, for Ballast's own integrations (`@ballast/nestjs`); not public API.
+ * @internal
+ */
+export const RUN_SETTLED: unique symbol = Symbol('ballast.runSettled');
 
 export interface ResilienceOptions {
   /** Your policies; a policy named like a built-in ('transient', 'occ') replaces it. */
@@ -152,6 +158,17 @@ export class Resilience {
   }
 
   /**
+   * `run` for integrations that continue with a callback rather than a promise (`@ballast/nestjs`): the same call,
+   * minus the promise and the reaction a caller would add to it. `settler.settled(ok, result)` is called exactly once,
+   * possibly before this returns. Not part of the public API. @internal
+   */
+  [RUN_SETTLED](fn: (ctx: CallContext) => unknown, options: RunOptions<unknown>, settler: CallSettler): void {
+    const pr = this.#policies.get(options.policy);
+    if (pr === undefined) return settler.settled(false, unknownPolicyError(options.policy));
+    new Invocation(this.#engine, pr, pr.key(options.route), fn, options).startSettled(settler);
+  }
+
+  /**
    * Breaker-only admission for a stream (an async generator, server-sent events): refused while forced open or while
    * the breaker is open; settle the permit once when the stream ends. Rate limit, bulkhead, retry, timeout and hedge
    * never apply to streams (SPEC §9).
@@ -226,12 +243,14 @@ function describe(v: unknown): string {
 
 /** `run` and `admitStream` on a name no policy is registered under (a rejection, never a throw). */
 function unknownPolicy(policy: unknown): Promise<never> {
-  return Promise.reject(
-    new ResilienceError({
-      kind: 'configuration',
-      code: ErrorCode.UNKNOWN_POLICY,
-      message: `Unknown policy '${String(policy)}'`,
-      details: { policy },
-    }),
-  );
+  return Promise.reject(unknownPolicyError(policy));
+}
+
+function unknownPolicyError(policy: unknown): ResilienceError {
+  return new ResilienceError({
+    kind: 'configuration',
+    code: ErrorCode.UNKNOWN_POLICY,
+    message: `Unknown policy '${String(policy)}'`,
+    details: { policy },
+  });
 }

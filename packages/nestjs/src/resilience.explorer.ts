@@ -3,7 +3,7 @@ import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { ErrorCode, Resilience, ResilienceError, type RunOptions } from '@ballast/core';
 import { Observable, isObservable } from 'rxjs';
-import { collectValues } from './collect-values';
+import { runObservable } from './observable-call';
 import { ResilienceBindingMetadata, type ResilienceBinding } from './resilient.decorator';
 import { StreamGate } from './stream-gate';
 
@@ -139,18 +139,13 @@ export class ResilienceExplorer implements OnModuleInit {
     if (observable) {
       return function (this: unknown, ...args: unknown[]) {
         return new Observable<unknown>((subscriber) => {
-          host()
-            .resilience.run(
-              (ctx) => collectValues(original.apply(this, args) as Observable<unknown>, ctx, true),
-              options as RunOptions<unknown[]>,
-            )
-            .then(
-              (values) => {
-                for (const value of values) subscriber.next(value);
-                subscriber.complete();
-              },
-              (error: unknown) => subscriber.error(error),
-            );
+          runObservable(
+            host().resilience,
+            () => original.apply(this, args) as Observable<unknown>,
+            options,
+            true,
+            subscriber,
+          );
         });
       };
     }

@@ -9,7 +9,6 @@ import { SSE_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import { Resilience } from '@ballast/core';
 import { Observable } from 'rxjs';
-import { collectValues } from './collect-values';
 import { clientDisconnectSignal, requestHeader } from './client-disconnect';
 import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality.decorator';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
@@ -17,6 +16,7 @@ import type { ResilienceModuleOptions } from './resilience-module-options.interf
 import { ResilienceBindingMetadata, type ResilienceBinding } from './resilient.decorator';
 import { inScope, parseBudget } from './request-scope';
 import { StreamGate } from './stream-gate';
+import { runObservable } from './observable-call';
 
 /** Everything the interceptor needs to know about one handler, read from metadata once and cached. */
 interface HandlerPlan {
@@ -101,32 +101,22 @@ export class ResilienceInterceptor implements NestInterceptor {
     return new Observable<unknown>((subscriber) => {
       // Only a consumer that can unsubscribe early (RPC, WS) needs a signal of its own; HTTP has the connection's.
       const own = disconnect === undefined ? new AbortController() : undefined;
-      let settled = false;
-      const call = (): Promise<unknown[]> =>
-        this.resilience.run((ctx) => collectValues(next.handle(), ctx, plan.observable), {
-          policy: binding.policy,
-          route: binding.route,
-          hedge: binding.hedge,
-          signal: disconnect ?? own!.signal,
-        });
-      (budget === undefined && criticality === undefined
-        ? call()
-        : inScope(budget, criticality, this.resilience.clock, call)
-      ).then(
-        (values) => {
-          settled = true;
-          for (const value of values) subscriber.next(value);
-          subscriber.complete();
-        },
-        (error: unknown) => {
-          settled = true;
-          subscriber.error(error);
-        },
-      );
+      const options = {
+        policy: binding.policy,
+        route: binding.route,
+        hedge: binding.hedge,
+        signal: disconnect ?? own!.signal,
+      };
+      const start = () =>
+        runObservable(this.resilience, () => next.handle(), options, plan.observable, subscriber);
+      const call =
+        budget === undefined && criticality === undefined
+          ? start()
+          : inScope(budget, criticality, this.resilience.clock, start);
       // The consumer went away first (an RPC caller cancelled, a gateway disconnected): stop the work too.
       if (own !== undefined)
         return () => {
-          if (!settled) own.abort();
+          if (!call.done) own.abort();
         };
       return undefined;
     });

@@ -57,9 +57,10 @@ function attemptOnce(inv: Invocation, lane: Lane, n: number, now: number | undef
     (v) => w.settle(true, v),
     (err: unknown) => w.settle(false, err),
   );
-  // Added after `then`, so an already-settled result cancels the entry before the queue arms its clock timer.
+  // Added after `then`, so an already-settled result cancels the entry before the queue arms its clock timer; a
+  // thenable that called back inside `then` has already settled, and needs no timeout at all.
   // `now` is the admission's clock read when attempt 1 starts in the same synchronous run (one read fewer).
-  if (timeout !== undefined) e.timers.add(w, timeout, now);
+  if (timeout !== undefined && w.open) e.timers.add(w, timeout, now);
   return 0;
 }
 
@@ -69,6 +70,11 @@ function attemptOnce(inv: Invocation, lane: Lane, n: number, now: number | undef
  */
 class AttemptWatch extends TimerEntry {
   #open = true;
+
+  /** Neither settled, timed out nor cancelled yet. */
+  get open(): boolean {
+    return this.#open;
+  }
 
   constructor(
     readonly inv: Invocation,

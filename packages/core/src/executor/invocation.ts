@@ -13,6 +13,14 @@ import { unwatchSignal, watchSignal, type SignalWatcher } from './signal-watch';
 import type { KeyState, PolicyRuntime } from './policy-runtime';
 import { REJECTION_CODES, rejection } from './rejections';
 
+/** What `#refusedAtStart` returns when the call may start (an abort reason can be any value, even undefined). */
+const GO: unknown = Symbol('go');
+
+/** Receives the end of a call started with {@link Invocation.startSettled}: its value, or the error that ended it. */
+export interface CallSettler {
+  settled(ok: boolean, result: unknown): void;
+}
+
 /**
  * One logical call: deadline and caller cancellation, the hedge (if any) over lanes, the fallback, and the `call`
  * event. The invocation is itself the primary lane, so an unhedged call allocates one object for all of it.
@@ -40,6 +48,8 @@ export class Invocation extends Lane {
   #deadlineTimer: unknown = undefined;
   #resolve: ((value: unknown) => void) | undefined = undefined;
   #reject: ((error: unknown) => void) | undefined = undefined;
+  /** Set instead of resolve/reject when the call was started by {@link Invocation.startSettled}. */
+  #settler: CallSettler | undefined = undefined;
 
   constructor(
     readonly engine: Engine,
@@ -66,44 +76,68 @@ export class Invocation extends Lane {
 
   /** Starts the call; the promise settles with its value, the fallback's value, or the error that ended it. */
   start(): Promise<unknown> {
-    const e = this.engine;
-    const started = e.clock.now();
+    const started = this.engine.clock.now();
+    const refused = this.#refusedAtStart(started);
+    if (refused !== GO) return Promise.reject(refused);
+    return new Promise((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+      this.#begin(started);
+    });
+  }
+
+  /**
+   * Starts the call and reports its end to `settler` instead of through a promise: the caller's own continuation
+   * runs directly, with no promise and no reaction of the call's own. `settler.settled` is called exactly once,
+   * possibly before this returns (a refusal at start, a synchronous `fn`).
+   */
+  startSettled(settler: CallSettler): void {
+    const started = this.engine.clock.now();
+    const refused = this.#refusedAtStart(started);
+    if (refused !== GO) return settler.settled(false, refused);
+    this.#settler = settler;
+    this.#begin(started);
+  }
+
+  /** The caller already aborted, or the deadline already passed: the error the call ends with at once; else GO. */
+  #refusedAtStart(started: number): unknown {
     this.#started = started;
     const signal = this.opts.signal;
     if (signal?.aborted) {
       this.#emitCall('cancelled', started, undefined);
-      return Promise.reject(signal.reason);
+      return signal.reason;
     }
     if (this.deadline !== undefined && this.deadline <= started) {
       const err = rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route);
       this.#emitCall('failure', started, err.code);
-      return Promise.reject(err);
+      return err;
     }
-    return new Promise((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-      // One shared listener per caller signal, not one per call (Node warns past 10 on one signal).
-      if (signal !== undefined) watchSignal(signal, this);
-      if (this.deadline !== undefined) {
-        this.#deadlineTimer = e.clock.setTimeout(
-          () =>
-            this.cancelAll(rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route)),
-          this.deadline - started,
-        );
-      }
-      const ks = this.ks;
-      ks.inflight++;
-      ks.retryBudget?.onCall();
-      ks.hedgeBudget?.onCall();
-      // A forced-open key refuses before any strategy, but the fallback still covers it (it wraps everything).
-      if (ks.forcedOpen || this.pr.forcedAll) passEnded(this.#forcedOpen(), this);
-      else if (this.#hedging)
-        runHedged(this).then(
-          (ok) => passEnded(ok, this),
-          (err: unknown) => this.finishFailed(err),
-        );
-      else runPass(this, this, passEnded, started);
-    });
+    return GO;
+  }
+
+  #begin(started: number): void {
+    const e = this.engine;
+    const signal = this.opts.signal;
+    // One shared listener per caller signal, not one per call (Node warns past 10 on one signal).
+    if (signal !== undefined) watchSignal(signal, this);
+    if (this.deadline !== undefined) {
+      this.#deadlineTimer = e.clock.setTimeout(
+        () => this.cancelAll(rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route)),
+        this.deadline - started,
+      );
+    }
+    const ks = this.ks;
+    ks.inflight++;
+    ks.retryBudget?.onCall();
+    ks.hedgeBudget?.onCall();
+    // A forced-open key refuses before any strategy, but the fallback still covers it (it wraps everything).
+    if (ks.forcedOpen || this.pr.forcedAll) passEnded(this.#forcedOpen(), this);
+    else if (this.#hedging)
+      runHedged(this).then(
+        (ok) => passEnded(ok, this),
+        (err: unknown) => this.finishFailed(err),
+      );
+    else runPass(this, this, passEnded, started);
   }
 
   /** The pipeline (or the hedge over it) ended: settle the call, or try the fallback first. */
@@ -157,14 +191,24 @@ export class Invocation extends Lane {
   #settle(ok: boolean, result: unknown): void {
     const resolve = this.#resolve;
     const reject = this.#reject;
-    if (resolve === undefined || reject === undefined) return;
-    this.#resolve = this.#reject = undefined;
+    const settler = this.#settler;
+    if (settler === undefined && (resolve === undefined || reject === undefined)) return;
+    this.#resolve = this.#reject = this.#settler = undefined;
     this.ks.release();
     const signal = this.opts.signal;
     if (signal !== undefined) unwatchSignal(signal, this);
     if (this.#deadlineTimer !== undefined) this.engine.clock.clearTimeout(this.#deadlineTimer);
-    if (ok) resolve(result);
-    else reject(result);
+    if (settler !== undefined) {
+      try {
+        settler.settled(ok, result);
+      } catch (err) {
+        // The settler's own bug: surface it (as a throw from a callback would) instead of losing it in the pipeline.
+        queueMicrotask(() => {
+          throw err;
+        });
+      }
+    } else if (ok) resolve!(result);
+    else reject!(result);
   }
 
   /** Finishing threw (a user `classify` or listener-free bug): the call fails with that error, once. */
