@@ -34,6 +34,7 @@ const variants = [
     'ballast-rl-cb-retry-timeout-als',
     'Ballast rate limit + breaker + retry + timeout, in a process already using AsyncLocalStorage',
   ],
+  ['ballast-cb-timeout-als', 'Ballast breaker + timeout, in a process already using AsyncLocalStorage'],
   ['opossum-cb-timeout-als', 'opossum breaker, timeout 1000, in a process already using AsyncLocalStorage'],
 ];
 
@@ -87,7 +88,7 @@ Reading it:
   frame so \`currentSignal()\`, \`remainingTime()\` and \`currentCriticality()\` work, so in a process where it
   is the only user of AsyncLocalStorage it pays that tax alone; \`ambientContext: false\` skips the frame. Any
   service that already uses OpenTelemetry context, a request-scoped logger or Nest's request scope pays the tax
-  anyway: the last two rows compare Ballast and opossum on that equal footing.
+  anyway: the last three rows compare Ballast and opossum on that equal footing.
 - opossum's policy is a breaker and a timeout; the "breaker + timeout" rows are Ballast's equivalent, the
   "rate limit + breaker + retry + timeout" rows do more.
 

@@ -91,6 +91,14 @@ function make() {
       const o = { policy: 'full' };
       return () => r.run(fn, o);
     }
+    case 'ballast-cb-timeout-als': {
+      // opossum's policy on the same footing as the opossum-cb-timeout-als row.
+      const { AsyncLocalStorage } = require('node:async_hooks');
+      new AsyncLocalStorage().run({}, () => {});
+      const r = ballast();
+      const o = { policy: 'cb-timeout' };
+      return () => r.run(fn, o);
+    }
     case 'ballast-rl-cb-retry-noctx': {
       const r = ballast({ ambientContext: false });
       const o = { policy: 'rl-cb-retry' };
