@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { machine, median, writeSection } from './lib/report.mjs';
+import { machine, median, quantile, writeSection } from './lib/report.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 5);
@@ -102,11 +102,16 @@ for (const adapter of ADAPTERS) {
     const base = BASE[name];
     // both per round (the rows of one round ran back to back), then the median over rounds
     const ratio = base === undefined ? undefined : median(rows.map((row, i) => row.rps / r[base][i].rps));
-    const cpuCost =
-      base === undefined
-        ? undefined
-        : median(rows.map((row, i) => 1 - r[base][i].cpuPerRequest / row.cpuPerRequest));
-    if (ratio !== undefined) costs[adapter][name] = { rps: 1 - ratio, cpu: cpuCost };
+    const roundCosts =
+      base === undefined ? undefined : rows.map((row, i) => 1 - r[base][i].cpuPerRequest / row.cpuPerRequest);
+    const cpuCost = roundCosts === undefined ? undefined : median(roundCosts);
+    if (ratio !== undefined)
+      costs[adapter][name] = {
+        rps: 1 - ratio,
+        cpu: cpuCost,
+        q1: quantile(roundCosts, 0.25),
+        q3: quantile(roundCosts, 0.75),
+      };
     table += `| ${adapter} | ${label} | ${fmt(median(rows.map((x) => x.rps)))} | ${median(rows.map((x) => x.p50))} / ${median(
       rows.map((x) => x.p99),
     )} | ${fmt(median(rows.map((x) => x.cpuPerRequest)), 1)} | ${ratio === undefined ? '' : ratio.toFixed(2)} | ${
@@ -116,9 +121,12 @@ for (const adapter of ADAPTERS) {
 }
 const verdict = ADAPTERS.map((a) => {
   const c = costs[a];
-  return `${a}: by default ${pct(c.resilient.cpu)} more server user CPU per request (${pct(c.resilient.rps)} fewer req/s); with \`ambientContext: false\` ${pct(
-    c['resilient-noctx'].cpu,
-  )} (${pct(c['resilient-noctx'].rps)})`;
+  const spread = (x) => `middle half of rounds ${pct(x.q1)} to ${pct(x.q3)}`;
+  return `${a}: by default ${pct(c.resilient.cpu)} more server user CPU per request (${spread(c.resilient)}; ${pct(
+    c.resilient.rps,
+  )} fewer req/s); with \`ambientContext: false\` ${pct(c['resilient-noctx'].cpu)} (${spread(
+    c['resilient-noctx'],
+  )}; ${pct(c['resilient-noctx'].rps)} fewer req/s)`;
 }).join('; ');
 
 const body = `## HTTP: \`@Resilient\` on a Nest handler (\`@ballast/nestjs\`)
@@ -132,7 +140,7 @@ false\`, so nothing in it uses AsyncLocalStorage — its bare and do-nothing row
 Measured ${new Date().toISOString().slice(0, 10)}.
 
 ${table}
-Result: ${verdict} (issue 7's goal: under 5 % throughput cost).
+Result: ${verdict}. Issue 7's goal is under 5 % throughput cost.
 
 Reading the rows:
 - The last two columns compare \`@Resilient\` with the undecorated handler of the same process, measured back to back
@@ -154,8 +162,8 @@ Reading the rows:
   observable to core and back (core calls the attempt's \`then\` and the interceptor's settler directly): 5 promises
   and about 2 KB per request.
 - Single measurements of the same pair vary by ±20 % on this shared machine (the load generator and the server
-  share two cores), so the medians of the last two columns move by several points from run to run; the CPU µs per
-  request column shows the absolute difference.
+  share two cores), so the medians of the last two columns move by several points from run to run; the Result
+  line gives the middle half of the per-round costs, and the CPU µs per request column the absolute difference.
 - Against a handler that does real I/O (a database call, another service) the same absolute cost is a small share.
 
 Rerun alone: \`npx nx run-many -t build -p @ballast/nestjs && node tools/bench/src/http.bench.mjs\` (env

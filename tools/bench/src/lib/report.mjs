@@ -13,6 +13,15 @@ export function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/** The q-quantile (0…1) of xs, interpolated between the two nearest ranks. */
+export function quantile(xs, q) {
+  const s = [...xs].sort((a, b) => a - b);
+  const pos = (s.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return s[lo] + (s[hi] - s[lo]) * (pos - lo);
+}
+
 /** Runs `script` in a fresh Node process with args; the child prints one JSON line on stdout. */
 export function runChild(script, args, nodeArgs = []) {
   const out = execFileSync(process.execPath, [...nodeArgs, script, ...args], {
