@@ -154,13 +154,13 @@ Reading the rows:
   an undecorated handler then passes straight through.
 - What \`@Resilient\` adds on top: core's \`run\` (≈ 0.5–1 µs in isolation, see the pipeline section) and one more
   Observable and subscription around \`next.handle()\`. Counted with \`async_hooks\` in-process, a decorated request
-  creates 3 promises more than an undecorated one (25 against 22, all from the timer queue waiting a few hops before
-  it arms a clock timer) and allocates about 2.6 KB more (26.6 KB against 24.0 KB, Nest's own pipeline being the
-  rest). Things that were measured and removed: an abort listener added and removed per request on the
+  creates no more promises than an undecorated one (22, all Nest's) and allocates about 2.4 KB more (27.3 KB against
+  24.9 KB, Nest's own pipeline being the rest). Things that were measured and removed: an abort listener added and removed per request on the
   connection's signal (now kept for the connection's life); a Node timer created and cleared per request by the
-  timeout (the timer queue waits a few promise hops before arming one); and the promises that joined the handler's
-  observable to core and back (core calls the attempt's \`then\` and the interceptor's settler directly): 5 promises
-  and about 2 KB per request.
+  timeout (the timer queue arms one in the event loop's check phase, if an attempt is still pending then); the
+  promises that joined the handler's observable to core and back (core calls the attempt's \`then\` and the
+  interceptor's settler directly): 5 promises and about 2 KB per request; and the timer queue's own promise hops
+  before arming (3 per request).
 - Single measurements of the same pair vary by ±20 % on this shared machine (the load generator and the server
   share two cores), so the medians of the last two columns move by several points from run to run; the Result
   line gives the middle half of the per-round costs, and the CPU µs per request column the absolute difference.

@@ -81,8 +81,9 @@ Heap growth over 10⁶ further calls after a forced GC (\`--expose-gc\`): ${Obje
 Reading it:
 - The pipeline is written in continuation-passing style: with in-process stores every admission step is
   synchronous, and a call adds two promises to the user's own — the one the caller awaits and one reaction on the
-  user's promise — plus, with a timeout, one reaction that arms the shared timer queue after the current burst
-  (a call that settles at once, as here, never creates a clock timer).
+  user's promise. A timeout adds an entry to the shared timer queue, which arms its clock timer in the event loop's
+  check phase (one \`setImmediate\` for the whole burst here), so a call that settles within the turn, as here,
+  never creates a clock timer.
 - On Node 20 the first use of AsyncLocalStorage in a process turns on promise hooks that make every promise of
   the process slower (compare the two bare rows). By default Ballast runs each attempt in an AsyncLocalStorage
   frame so \`currentSignal()\`, \`remainingTime()\` and \`currentCriticality()\` work, so in a process where it

@@ -93,3 +93,42 @@ export function trackedController(): TrackedController {
     adds: (): number => adds,
   };
 }
+
+/**
+ * Tracks Node timers created through the global `setTimeout` (which `systemClock` calls) until `restore()`: how many
+ * are still live — neither cleared nor fired. `process.getActiveResourcesInfo()` cannot tell, since it omits
+ * `unref`'d timers, and `systemClock` unrefs every timer.
+ */
+export interface NodeTimerTracker {
+  live(): number;
+  created(): number;
+  restore(): void;
+}
+
+export function trackNodeTimers(): NodeTimerTracker {
+  const live = new Set<NodeJS.Timeout>();
+  let created = 0;
+  const realSet = global.setTimeout;
+  const realClear = global.clearTimeout;
+  const set = jest.spyOn(global, 'setTimeout').mockImplementation(((cb: () => void, ms?: number) => {
+    created++;
+    const t = realSet(() => {
+      live.delete(t);
+      cb();
+    }, ms);
+    live.add(t);
+    return t;
+  }) as typeof setTimeout);
+  const clear = jest.spyOn(global, 'clearTimeout').mockImplementation(((t?: NodeJS.Timeout) => {
+    if (t !== undefined) live.delete(t);
+    realClear(t);
+  }) as typeof clearTimeout);
+  return {
+    live: () => live.size,
+    created: () => created,
+    restore: () => {
+      set.mockRestore();
+      clear.mockRestore();
+    },
+  };
+}

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../time/clock';
+import { systemClock, type Clock, type TimerHandle } from '../time/clock';
 
 /**
  * One clock timer shared by every pending attempt timeout of a `Resilience` (SPEC §2 "Hot path").
@@ -11,10 +11,16 @@ import type { Clock, TimerHandle } from '../time/clock';
 const SETTLED = Promise.resolve();
 
 /**
- * How many promise hops the queue waits, while entries are pending and no clock timer is armed, before it arms one.
- * Work that settles within them — a cached value, or a trivial Nest handler, whose result crosses rxjs and the
- * interceptor chain in 3–4 hops — never creates a clock timer (a Node `setTimeout` + `clearTimeout` costs more than
- * these hops). Expiry times are fixed at `add`, so arming a few microtasks later moves no deadline.
+ * When the queue arms its clock timer. Not at `add`: a call whose work settles soon (a cached value, a trivial Nest
+ * handler, whose result crosses rxjs and the interceptor chain in 3–4 promise hops) cancels its entry first and never
+ * creates a Node timer, which costs more (`setTimeout` + `clearTimeout` ≈ 0.5 µs) than waiting. Expiry times are fixed
+ * at `add`, so arming later moves no deadline.
+ *
+ * - On `systemClock`: in the event loop's check phase (one `setImmediate`), after every promise job of the current
+ *   turn. One check serves every entry added in that turn, so sequential calls in one burst share it and a call costs
+ *   no promise of the queue's own. Node's own timers could not have fired any earlier.
+ * - On any other clock (`FakeClock` in tests, a user's clock): after up to ARM_AFTER_HOPS promise hops, since such a
+ *   clock's time may not follow the event loop (a fake clock advances between promise jobs).
  */
 const ARM_AFTER_HOPS = 8;
 
@@ -41,23 +47,29 @@ export class TimerQueue {
   #armedAt = Infinity;
   #handle: TimerHandle = undefined;
   readonly #onTimer = (): void => this.#expire();
+  /** An arm check is scheduled (a setImmediate, or a chain of promise hops). */
   #armPending = false;
   #armHops = 0;
-  readonly #armSoon = (): void => {
+  /** Whether arm checks wait for the event loop's check phase (system clock) rather than promise hops. */
+  readonly #onLoop: boolean;
+  readonly #armOnLoop = (): void => {
+    this.#armPending = false;
+    this.#armIfDue();
+  };
+  readonly #armAfterHops = (): void => {
     if (this.#size > 0 && this.#armHops < ARM_AFTER_HOPS) {
       this.#armHops++;
-      void SETTLED.then(this.#armSoon);
+      void SETTLED.then(this.#armAfterHops);
       return;
     }
     this.#armPending = false;
     this.#armHops = 0;
-    if (this.#size === 0) return;
-    const at = this.#earliest();
-    if (at < this.#armedAt) this.#arm(at);
+    this.#armIfDue();
   };
 
   constructor(clock: Clock) {
     this.#clock = clock;
+    this.#onLoop = clock === systemClock;
   }
 
   get size(): number {
@@ -79,13 +91,13 @@ export class TimerQueue {
     else list.tail.next = entry;
     list.tail = entry;
     this.#size++;
-    // Arm a few promise hops later, not now (ARM_AFTER_HOPS): a call whose work settles by then (a cache hit, an
-    // already-resolved promise, a trivial handler) cancels its entry first, and no clock timer is ever created for it.
+    // Arm later, not now (see ARM_AFTER_HOPS): a call whose work settles by then cancels its entry first.
     if (!this.#armPending && entry.at < this.#armedAt) {
       this.#armPending = true;
+      if (this.#onLoop) setImmediate(this.#armOnLoop);
       // A reaction on a settled promise, not queueMicrotask: Node's queueMicrotask builds an AsyncResource per call
-      // (≈ 120 ns here, more with async hooks on), and this runs once per sequential call.
-      void SETTLED.then(this.#armSoon);
+      // (≈ 120 ns here, more with async hooks on).
+      else void SETTLED.then(this.#armAfterHops);
     }
   }
 
@@ -105,6 +117,13 @@ export class TimerQueue {
     entry.prev = entry.next = entry.list = undefined;
     this.#size--;
     // Empty lists stay: durations are few (one per timeout option), and re-creating them per call costs more.
+  }
+
+  /** Arms the clock timer for the earliest entry, unless one is armed for that time or earlier already. */
+  #armIfDue(): void {
+    if (this.#size === 0) return;
+    const at = this.#earliest();
+    if (at < this.#armedAt) this.#arm(at);
   }
 
   #arm(at: number): void {
