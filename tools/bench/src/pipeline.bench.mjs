@@ -7,7 +7,7 @@ import { machine, median, runChild, writeSection } from './lib/report.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const child = path.join(here, 'pipeline.child.mjs');
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const CALLS = process.env.BENCH_CALLS ?? '200000';
 const variants = [
   ['bare', 'bare `await fn()`'],
