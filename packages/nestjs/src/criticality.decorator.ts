@@ -1,35 +1,22 @@
-import { Reflector } from '@nestjs/core';
+import { UseInterceptors, applyDecorators } from '@nestjs/common';
 import { Criticality as CriticalityLevels } from '@ballast/core';
+import {
+  CriticalityMetadata,
+  parseCriticality,
+  type CriticalityLevel,
+  type CriticalityName,
+} from './criticality-level';
+import { ResilienceInterceptor } from './resilience.interceptor';
 
-/** One of `Criticality.BEST_EFFORT` (0) … `Criticality.CRITICAL` (3). */
-export type CriticalityLevel = (typeof CriticalityLevels)[keyof typeof CriticalityLevels];
-/** The level names, as accepted by `@Criticality('CRITICAL')` and the criticality request header. */
-export type CriticalityName = keyof typeof CriticalityLevels;
-
-/** Typed metadata behind {@link Criticality}. */
-export const CriticalityMetadata = Reflector.createDecorator<CriticalityLevel>({
-  key: 'ballast:criticality',
-});
-
-const LEVEL_BY_NAME: ReadonlyMap<string, CriticalityLevel> = new Map(
-  Object.entries(CriticalityLevels).flatMap(([name, level]) => [
-    [name.toLowerCase(), level],
-    [name.toLowerCase().replace('_', '-'), level],
-    [String(level), level],
-  ]),
-);
-
-/** Parses a level name in any case (`CRITICAL`, `best_effort`, `Best-Effort`) or number (`0`…`3`); else undefined. */
-export function parseCriticality(value: string | number | undefined): CriticalityLevel | undefined {
-  if (value === undefined) return undefined;
-  return LEVEL_BY_NAME.get(typeof value === 'number' ? String(value) : value.trim().toLowerCase());
-}
+export { CriticalityMetadata, parseCriticality };
+export type { CriticalityLevel, CriticalityName };
 
 function criticalityDecorator(level: CriticalityLevel | CriticalityName): MethodDecorator & ClassDecorator {
   const parsed = parseCriticality(level);
   // Fail at class definition, not at the first request: a typo here would silently demote traffic.
   if (parsed === undefined) throw new TypeError(`@Criticality: unknown level ${JSON.stringify(level)}`);
-  return CriticalityMetadata(parsed);
+  // The interceptor rides along with the decorator, so only decorated handlers pay Nest's interceptor step.
+  return applyDecorators(CriticalityMetadata(parsed), UseInterceptors(ResilienceInterceptor));
 }
 
 /**

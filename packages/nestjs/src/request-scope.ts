@@ -1,5 +1,5 @@
 import { bindCriticality, withDeadline, type Clock } from '@ballast/core';
-import type { CriticalityLevel } from './criticality.decorator';
+import type { CriticalityLevel } from './criticality-level';
 
 /** Upper bound on a header budget (1 day): anything larger is a unit mistake, not a deadline. */
 const MAX_BUDGET_MS = 86_400_000;

@@ -4,7 +4,7 @@ import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { ErrorCode, Resilience, ResilienceError, type RunOptions } from '@ballast/core';
 import { Observable, isObservable } from 'rxjs';
 import { runObservable } from './observable-call';
-import { ResilienceBindingMetadata, type ResilienceBinding } from './resilient.decorator';
+import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
 import { StreamGate } from './stream-gate';
 
 type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;

@@ -10,10 +10,10 @@ import { Reflector } from '@nestjs/core';
 import { Resilience } from '@ballast/core';
 import { Observable } from 'rxjs';
 import { clientDisconnectSignal, requestHeader } from './client-disconnect';
-import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality.decorator';
+import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality-level';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface';
-import { ResilienceBindingMetadata, type ResilienceBinding } from './resilient.decorator';
+import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
 import { inScope, parseBudget } from './request-scope';
 import { StreamGate } from './stream-gate';
 import { runObservable } from './observable-call';
@@ -29,8 +29,18 @@ interface HandlerPlan {
 }
 
 /**
+ * The requests (execution contexts) an interceptor instance already took charge of. A handler can list the
+ * interceptor more than once — `@Resilient` on the class and on the method, or the global registration of the
+ * `headers` option next to a decorator — and Nest then calls each entry with the same context: the first runs
+ * the policy, the others (and their re-subscriptions on every retry or hedge) pass straight through.
+ */
+const claimed = new WeakSet<ExecutionContext>();
+
+/**
  * Runs `@Resilient` / `@Hedged` handlers inside `resilience.run`, for every execution context (HTTP, RPC, WS).
- * Registered globally by `ResilienceModule` (APP_INTERCEPTOR). Each attempt re-subscribes `next.handle()`, which
+ * The decorators attach it (`UseInterceptors`) to the handlers they mark, so undecorated routes never pay Nest's
+ * interceptor step; `ResilienceModule` registers it globally as well only when the `headers` option is set (a
+ * deadline or criticality header then applies to every route). Each attempt re-subscribes `next.handle()`, which
  * re-invokes the handler (Nest defers it), so retries and hedges really run the handler again and an observable
  * handler is never re-subscribed after completion. On HTTP the client's disconnect aborts the call's signal.
  *
@@ -59,6 +69,8 @@ export class ResilienceInterceptor implements NestInterceptor {
     // An undecorated handler with no headers to read passes straight through (the common case, on every route).
     if (plan.binding === undefined && plan.criticality === undefined && !this.#readsHeaders)
       return next.handle();
+    if (claimed.has(context)) return next.handle();
+    claimed.add(context);
     const http = context.getType() === 'http';
     // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
     const request: unknown = http ? context.getArgByIndex(0) : undefined;

@@ -1,5 +1,5 @@
-import { Module, type OnApplicationShutdown } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { APP_FILTER, ApplicationConfig, DiscoveryModule } from '@nestjs/core';
 import { Resilience, ResiliencePolicy, policyFromSpec, type ResilienceOptions } from '@ballast/core';
 import { ResilienceExceptionFilter } from './resilience-exception.filter';
 import { ResilienceExplorer } from './resilience.explorer';
@@ -29,10 +29,11 @@ export function createResilience(options: ResilienceModuleOptions): Resilience {
 
 /**
  * Ballast for Nest: `ResilienceModule.forRoot({ policies })` (or `forRootAsync`) in the root module is all a user
- * writes. It provides the `Resilience` (inject it by class), registers the interceptor and exception filter
- * globally (APP_INTERCEPTOR / APP_FILTER — no `useGlobal*` calls that tests would forget), wraps decorated
- * provider methods at bootstrap, and drops listeners on shutdown. Stores are injected, so this package never
- * depends on `@ballast/redis`.
+ * writes. It provides the `Resilience` (inject it by class), registers the exception filter globally (APP_FILTER
+ * — no `useGlobal*` calls that tests would forget), wraps decorated provider methods at bootstrap, and drops
+ * listeners on shutdown. The interceptor comes with the decorators (`UseInterceptors` on the handlers they mark),
+ * so an undecorated route costs nothing; only the `headers` option, which applies to every route, registers it
+ * globally too. Stores are injected, so this package never depends on `@ballast/redis`.
  *
  * @publicApi
  */
@@ -47,14 +48,24 @@ export function createResilience(options: ResilienceModuleOptions): Resilience {
     StreamGate,
     ResilienceExplorer,
     ResilienceHealthIndicator,
-    { provide: APP_INTERCEPTOR, useClass: ResilienceInterceptor },
+    ResilienceInterceptor,
     { provide: APP_FILTER, useClass: ResilienceExceptionFilter },
   ],
-  exports: [Resilience, ResilienceHealthIndicator],
+  // StreamGate and the options are what the decorators' interceptor needs in whichever module it is instantiated.
+  exports: [Resilience, ResilienceHealthIndicator, StreamGate, RESILIENCE_MODULE_OPTIONS],
 })
 export class ResilienceModule extends ConfigurableResilienceModule implements OnApplicationShutdown {
-  constructor(private readonly resilience: Resilience) {
+  constructor(
+    private readonly resilience: Resilience,
+    @Inject(RESILIENCE_MODULE_OPTIONS) options: ResilienceModuleOptions,
+    config: ApplicationConfig,
+    interceptor: ResilienceInterceptor,
+  ) {
     super();
+    // Request headers bind a deadline / criticality for everything a handler calls, decorated or not, so that
+    // option needs the interceptor on every route. The constructor runs before Nest registers the routes.
+    if (options.headers?.deadline !== undefined || options.headers?.criticality !== undefined)
+      config.addGlobalInterceptor(interceptor);
   }
 
   onApplicationShutdown(): void {

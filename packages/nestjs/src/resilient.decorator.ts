@@ -1,28 +1,24 @@
-import { createParamDecorator } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { UseInterceptors, applyDecorators, createParamDecorator } from '@nestjs/common';
 import { currentSignal } from '@ballast/core';
+import {
+  ResilienceBindingMetadata,
+  type ResilienceBinding,
+  type ResilientOptions,
+} from './resilience-binding';
+import { ResilienceInterceptor } from './resilience.interceptor';
 
-/** Options shared by {@link Resilient} and {@link Hedged}. */
-export interface ResilientOptions {
-  /**
-   * Partitions the policy's per-key state (breaker, bucket, limits). Without it the state is policy-wide, so
-   * every handler using the policy shares one breaker — right when they call the same dependency.
-   */
-  readonly route?: string | undefined;
+export { ResilienceBindingMetadata };
+export type { ResilienceBinding, ResilientOptions };
+
+/**
+ * The binding's metadata plus `UseInterceptors(ResilienceInterceptor)`: the interceptor is attached to the
+ * decorated handlers (or controller) only, so the other routes of the application never run through Nest's
+ * interceptor machinery — on Node 20 that step alone costs more than the policy (see the package README).
+ * On a provider method the interceptor metadata is inert; the module wraps the method instead.
+ */
+function bind(binding: ResilienceBinding): MethodDecorator & ClassDecorator {
+  return applyDecorators(ResilienceBindingMetadata(binding), UseInterceptors(ResilienceInterceptor));
 }
-
-/** What `@Resilient` / `@Hedged` record: one metadata object, so the method's binding wins over the class's as a whole. */
-export interface ResilienceBinding {
-  readonly policy: string;
-  readonly route: string | undefined;
-  /** True only for `@Hedged`: hedging re-runs the work, which is safe only for idempotent reads. */
-  readonly hedge: boolean;
-}
-
-/** Typed metadata (Reflector.createDecorator), read with `reflector.getAllAndOverride(ResilienceBindingMetadata, …)`. */
-export const ResilienceBindingMetadata = Reflector.createDecorator<ResilienceBinding>({
-  key: 'ballast:resilient',
-});
 
 /**
  * Runs a controller handler (on a method or a whole controller class; the method's decorator wins) or a provider
@@ -31,7 +27,7 @@ export const ResilienceBindingMetadata = Reflector.createDecorator<ResilienceBin
  * @publicApi
  */
 export function Resilient(policy: string, options: ResilientOptions = {}): MethodDecorator & ClassDecorator {
-  return ResilienceBindingMetadata({ policy, route: options.route, hedge: false });
+  return bind({ policy, route: options.route, hedge: false });
 }
 
 /**
@@ -41,7 +37,7 @@ export function Resilient(policy: string, options: ResilientOptions = {}): Metho
  * @publicApi
  */
 export function Hedged(policy: string, options: ResilientOptions = {}): MethodDecorator & ClassDecorator {
-  return ResilienceBindingMetadata({ policy, route: options.route, hedge: true });
+  return bind({ policy, route: options.route, hedge: true });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Resilience, type StreamPermit } from '@ballast/core';
 import { Observable, type Subscription } from 'rxjs';
-import type { ResilienceBinding } from './resilient.decorator';
+import type { ResilienceBinding } from './resilience-binding';
 
 export type { StreamPermit };
 

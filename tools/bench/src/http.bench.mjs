@@ -3,7 +3,7 @@
 // autocannon in the same run. The server runs in a child process (http.server.mjs) so server and load generator
 // each get a core; variants are interleaved per round (order alternating) and medians reported, because the
 // machine is shared and noisy. Writes the "http" section of BENCHMARKS.md.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -19,14 +19,35 @@ const ADAPTERS = ['express', 'fastify'];
 // the default, whose AsyncLocalStorage makes every promise of that process slower (Node 20), its plain row included.
 const VARIANTS = [
   ['bare', 'no Ballast, no interceptor', 'noctx', 'bare', '/plain'],
-  ['noop', 'a do-nothing global interceptor (Nest baseline)', 'noctx', 'noop', '/plain'],
   ['plain', 'ResilienceModule, handler undecorated', 'ctx', 'app', '/plain'],
+  [
+    'noop',
+    'ResilienceModule, a do-nothing interceptor on the handler (Nest baseline)',
+    'ctx',
+    'app',
+    '/noop',
+  ],
   ['resilient', "`@Resilient('bench')`: rate limit + breaker + retry + timeout", 'ctx', 'app', '/resilient'],
   ['plain-noctx', 'ResilienceModule `ambientContext: false`, handler undecorated', 'noctx', 'app', '/plain'],
+  ['noop-noctx', 'the same, a do-nothing interceptor on the handler', 'noctx', 'app', '/noop'],
   ['resilient-noctx', "`@Resilient('bench')`, `ambientContext: false`", 'noctx', 'app', '/resilient'],
 ];
-/** Which row each row is compared with (same process, same round). */
-const BASE = { resilient: 'plain', 'resilient-noctx': 'plain-noctx' };
+/**
+ * What each `@Resilient` row is compared with (same process, same round): the same handler behind a do-nothing
+ * interceptor attached the same way — the policy's own cost, issue 7's goal — and the undecorated handler — all a
+ * route pays once decorated, Nest's interceptor step included.
+ */
+const POLICY_BASE = { resilient: 'noop', 'resilient-noctx': 'noop-noctx' };
+const ROUTE_BASE = { resilient: 'plain', 'resilient-noctx': 'plain-noctx' };
+/** Server processes on one core, this load generator on the other, when taskset is there to pin them. */
+const PIN = (() => {
+  try {
+    execFileSync('taskset', ['-cp', '0', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 /** The server's user-space CPU time so far (µs). */
 function cpuOf(server) {
@@ -37,9 +58,10 @@ function cpuOf(server) {
 }
 
 function startServer(adapter, mode) {
-  const child = spawn(process.execPath, [path.join(here, 'http.server.mjs'), adapter, mode], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const command = [process.execPath, path.join(here, 'http.server.mjs'), adapter, mode];
+  const child = PIN
+    ? spawn('taskset', ['-c', '1', ...command], { stdio: ['pipe', 'pipe', 'inherit'] })
+    : spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.stdout.once('data', (line) => resolve({ child, ports: JSON.parse(String(line)) }));
@@ -91,79 +113,70 @@ const pct = (x) => `${(x * 100).toFixed(1)} %`;
 const fmt = (n, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 let table =
-  '| adapter | variant | req/s (median) | latency p50 / p99 ms (median) | server user CPU µs per request (median) | req/s vs its undecorated row | CPU cost vs its undecorated row |\n';
+  '| adapter | variant | req/s (median) | latency p50 / p99 ms (median) | server user CPU µs per request (median) | CPU cost vs the do-nothing interceptor | CPU cost vs undecorated |\n';
 table += '|---|---|---:|---:|---:|---:|---:|\n';
+/** `1 − cpu(base) / cpu(row)` per round (the rows of one round ran back to back), then median and quartiles. */
+function cost(r, name, base) {
+  if (base === undefined) return undefined;
+  const perRound = r[name].map((row, i) => 1 - r[base][i].cpuPerRequest / row.cpuPerRequest);
+  const rps = median(r[name].map((row, i) => 1 - row.rps / r[base][i].rps));
+  return { cpu: median(perRound), q1: quantile(perRound, 0.25), q3: quantile(perRound, 0.75), rps };
+}
 const costs = {};
 for (const adapter of ADAPTERS) {
   const r = results[adapter];
   costs[adapter] = {};
   for (const [name, label] of VARIANTS) {
     const rows = r[name];
-    const base = BASE[name];
-    // both per round (the rows of one round ran back to back), then the median over rounds
-    const ratio = base === undefined ? undefined : median(rows.map((row, i) => row.rps / r[base][i].rps));
-    const roundCosts =
-      base === undefined ? undefined : rows.map((row, i) => 1 - r[base][i].cpuPerRequest / row.cpuPerRequest);
-    const cpuCost = roundCosts === undefined ? undefined : median(roundCosts);
-    if (ratio !== undefined)
-      costs[adapter][name] = {
-        rps: 1 - ratio,
-        cpu: cpuCost,
-        q1: quantile(roundCosts, 0.25),
-        q3: quantile(roundCosts, 0.75),
-      };
+    const policy = cost(r, name, POLICY_BASE[name]);
+    const route = cost(r, name, ROUTE_BASE[name]);
+    if (policy !== undefined) costs[adapter][name] = { policy, route };
     table += `| ${adapter} | ${label} | ${fmt(median(rows.map((x) => x.rps)))} | ${median(rows.map((x) => x.p50))} / ${median(
       rows.map((x) => x.p99),
-    )} | ${fmt(median(rows.map((x) => x.cpuPerRequest)), 1)} | ${ratio === undefined ? '' : ratio.toFixed(2)} | ${
-      cpuCost === undefined ? '' : pct(cpuCost)
+    )} | ${fmt(median(rows.map((x) => x.cpuPerRequest)), 1)} | ${policy === undefined ? '' : pct(policy.cpu)} | ${
+      route === undefined ? '' : pct(route.cpu)
     } |\n`;
   }
 }
 const verdict = ADAPTERS.map((a) => {
   const c = costs[a];
-  const spread = (x) => `middle half of rounds ${pct(x.q1)} to ${pct(x.q3)}`;
-  return `${a}: by default ${pct(c.resilient.cpu)} more server user CPU per request (${spread(c.resilient)}; ${pct(
-    c.resilient.rps,
-  )} fewer req/s); with \`ambientContext: false\` ${pct(c['resilient-noctx'].cpu)} (${spread(
-    c['resilient-noctx'],
-  )}; ${pct(c['resilient-noctx'].rps)} fewer req/s)`;
+  const one = (x) =>
+    `${pct(x.policy.cpu)} (middle half of rounds ${pct(x.policy.q1)} to ${pct(x.policy.q3)}; ${pct(
+      x.policy.rps,
+    )} fewer req/s)`;
+  return `${a}: the policy costs ${one(c.resilient)} by default, ${one(c['resilient-noctx'])} with \`ambientContext: false\``;
 }).join('; ');
 
 const body = `## HTTP: \`@Resilient\` on a Nest handler (\`@ballast/nestjs\`)
 
-The same handler (\`return { ok: true }\`) served six ways by two server processes per adapter (Nest 11.2.10; Express
-via platform-express 11.2.10, Fastify via platform-fastify 11.2.8), loaded by autocannon 9 from the parent process:
-${CONNECTIONS} keep-alive connections, ${DURATION} s per measurement after a 2 s warm-up per variant, ${ROUNDS} rounds with the
-variant order alternating, medians. The policy is rate limit (10⁹/s, never rejects) + circuit breaker + retry(3) +
-timeout(1 s), in-memory stores. One process runs \`ResilienceModule\` by default; the other with \`ambientContext:
-false\`, so nothing in it uses AsyncLocalStorage — its bare and do-nothing rows are untaxed baselines. Machine: ${env}.
-Measured ${new Date().toISOString().slice(0, 10)}.
+The same handler (\`return { ok: true }\`) served seven ways by two server processes per adapter (Nest 11.2.10;
+Express via platform-express 11.2.10, Fastify via platform-fastify 11.2.8), loaded by autocannon 9 from the parent
+process: ${CONNECTIONS} keep-alive connections, ${DURATION} s per measurement after a 2 s warm-up per variant, ${ROUNDS} rounds
+with the variant order alternating, medians. ${
+  PIN
+    ? 'The server processes are pinned to one core and the load generator to the other (`taskset`).'
+    : 'The processes were not pinned to cores (no `taskset`).'
+} The policy is rate limit (10⁹/s, never rejects) + circuit breaker + retry(3) + timeout(1 s), in-memory stores.
+One process runs \`ResilienceModule\` by default; the other with \`ambientContext: false\`, so nothing in it uses
+AsyncLocalStorage — its bare row is an untaxed baseline. Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
 
 ${table}
-Result: ${verdict}. Issue 7's goal is under 5 % throughput cost.
+Result: ${verdict}. Issue 7's goal is under 5 % throughput cost for the policy.
 
 Reading the rows:
-- The last two columns compare \`@Resilient\` with the undecorated handler of the same process, measured back to back
-  in each round. "CPU cost" is \`1 − cpu(undecorated) / cpu(@Resilient)\` from the server's user-space CPU per request:
-  what a CPU-bound server would lose in throughput, and much steadier than req/s here, where the load generator
-  shares the machine's two cores.
-- Any Nest interceptor is expensive on Node 20: compare "no interceptor" with "a do-nothing global interceptor". Nest
-  runs interceptors through rxjs (\`defer\`, \`mergeAll\`) and calls \`AsyncResource.bind\` twice per request,
-  which on Node 20 builds two \`util.deprecate\` wrappers each time (a CPU profile shows it as \`deprecate\` and
-  \`get prototype\`). \`ResilienceModule\` registers its interceptor globally (SPEC §9), so every route pays that;
-  an undecorated handler then passes straight through.
-- What \`@Resilient\` adds on top: core's \`run\` (≈ 0.5–1 µs in isolation, see the pipeline section) and one more
-  Observable and subscription around \`next.handle()\`. Counted with \`async_hooks\` in-process, a decorated request
-  creates no more promises than an undecorated one (22, all Nest's) and allocates about 2.4 KB more (27.3 KB against
-  24.9 KB, Nest's own pipeline being the rest). Things that were measured and removed: an abort listener added and removed per request on the
-  connection's signal (now kept for the connection's life); a Node timer created and cleared per request by the
-  timeout (the timer queue arms one in the event loop's check phase, if an attempt is still pending then); the
-  promises that joined the handler's observable to core and back (core calls the attempt's \`then\` and the
-  interceptor's settler directly): 5 promises and about 2 KB per request; and the timer queue's own promise hops
-  before arming (3 per request).
-- Single measurements of the same pair vary by ±20 % on this shared machine (the load generator and the server
-  share two cores), so the medians of the last two columns move by several points from run to run; the Result
-  line gives the middle half of the per-round costs, and the CPU µs per request column the absolute difference.
+- "CPU cost" is \`1 − cpu(base) / cpu(@Resilient)\` from the server's user-space CPU per request, per round (the rows
+  of a round ran back to back in the same process), then the median: what a CPU-bound server would lose in
+  throughput, and much steadier than req/s, which also moves with the load generator.
+- **vs the do-nothing interceptor** is the policy's own cost: the same handler behind an interceptor that only
+  calls \`next.handle()\`, attached the same way \`@Resilient\` attaches \`ResilienceInterceptor\`
+  (\`UseInterceptors\` on the handler). **vs undecorated** is everything a route pays once decorated.
+- The difference between the two is Nest's interceptor step, and on Node 20 it dominates: Nest runs interceptors
+  through rxjs (\`defer\`, \`mergeAll\`) and calls \`AsyncResource.bind\` twice per step, which on Node 20 builds two
+  \`util.deprecate\` wrappers each time (≈ 9 µs per bind in isolation; a CPU profile shows \`deprecate\` and \`get
+  prototype\`). Any interceptor pays it. That is why the decorators attach Ballast's interceptor to the handlers
+  they mark instead of the module registering it globally: the undecorated row costs what the bare one does.
+- What the policy adds on top: core's \`run\` (≈ 0.5–1 µs in isolation, see the pipeline section) and one more
+  Observable and subscription around \`next.handle()\`; a decorated request creates no promise of Ballast's own.
 - Against a handler that does real I/O (a database call, another service) the same absolute cost is a small share.
 
 Rerun alone: \`npx nx run-many -t build -p @ballast/nestjs && node tools/bench/src/http.bench.mjs\` (env

@@ -1,14 +1,16 @@
 // Child process of http.bench.mjs: serves the same handler four ways on one adapter, in one process, so the load
 // generator (the parent, on the other core) compares them under identical conditions:
-//   bare      — an application without Ballast or any interceptor;
-//   noop      — the same with a do-nothing global interceptor: what Nest's interceptor machinery itself costs;
-//   plain     — ResilienceModule imported, handler undecorated (the global interceptor passes it through);
-//   resilient — the same handler under @Resilient('bench'): rate limit (high) + breaker + retry + timeout.
+//   bare      — an application without Ballast or any interceptor (port `bare`);
+//   plain     — ResilienceModule imported, handler undecorated (port `app`);
+//   noop      — in the same application, the handler with a do-nothing interceptor of its own
+//               (`UseInterceptors`, as the decorators attach Ballast's): what Nest's interceptor step costs;
+//   resilient — in the same application, the handler under @Resilient('bench'): rate limit (high) + breaker +
+//               retry + timeout.
 // With a second argument 'noctx' the module runs with `ambientContext: false`.
 // Prints one JSON line of ports once listening; exits when stdin closes.
 import 'reflect-metadata';
-import { Controller, Get, Injectable, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
+import { Controller, Get, Injectable, Module, UseInterceptors } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import {
@@ -31,8 +33,18 @@ function decorateMethod(cls, name, ...decorators) {
   Object.defineProperty(cls.prototype, name, descriptor);
 }
 
+class NoopInterceptor {
+  intercept(_context, next) {
+    return next.handle();
+  }
+}
+Injectable()(NoopInterceptor);
+
 class BenchController {
   plain() {
+    return { ok: true };
+  }
+  noop() {
     return { ok: true };
   }
   resilient() {
@@ -40,8 +52,18 @@ class BenchController {
   }
 }
 decorateMethod(BenchController, 'plain', Get('plain'));
+decorateMethod(BenchController, 'noop', Get('noop'), UseInterceptors(NoopInterceptor));
 decorateMethod(BenchController, 'resilient', Get('resilient'), Resilient('bench'));
 Controller()(BenchController);
+
+/** The bare application's copy of the undecorated route (BenchController's other routes need Ballast). */
+class BareController {
+  plain() {
+    return { ok: true };
+  }
+}
+decorateMethod(BareController, 'plain', Get('plain'));
+Controller()(BareController);
 
 const policy = new ResiliencePolicy({
   name: 'bench',
@@ -58,19 +80,8 @@ const policy = new ResiliencePolicy({
   ],
 });
 
-class NoopInterceptor {
-  intercept(_context, next) {
-    return next.handle();
-  }
-}
-Injectable()(NoopInterceptor);
-class NoopModule {}
-Module({
-  controllers: [BenchController],
-  providers: [{ provide: APP_INTERCEPTOR, useClass: NoopInterceptor }],
-})(NoopModule);
 class BareModule {}
-Module({ controllers: [BenchController] })(BareModule);
+Module({ controllers: [BareController] })(BareModule);
 class BallastModule {}
 Module({
   imports: [ResilienceModule.forRoot({ policies: [policy], ambientContext })],
@@ -86,8 +97,7 @@ async function serve(module) {
 
 const bare = await serve(BareModule);
 const withBallast = await serve(BallastModule);
-const noop = await serve(NoopModule);
-process.stdout.write(`${JSON.stringify({ bare: bare.port, noop: noop.port, app: withBallast.port })}\n`);
+process.stdout.write(`${JSON.stringify({ bare: bare.port, app: withBallast.port })}\n`);
 // Each line on stdin asks for this process's user-space CPU time so far (µs): the bench divides what a measurement
 // used by the requests it served — a per-request cost that does not depend on how fast the load generator on the
 // other core happened to be. System time is left out: on loopback it is mostly the kernel delivering responses to
@@ -98,6 +108,6 @@ process.stdin.on('data', (chunk) => {
   }
 });
 process.stdin.on('end', async () => {
-  await Promise.all([bare.app.close(), withBallast.app.close(), noop.app.close()]);
+  await Promise.all([bare.app.close(), withBallast.app.close()]);
   process.exit(0);
 });

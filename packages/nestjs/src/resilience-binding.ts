@@ -1,0 +1,23 @@
+import { Reflector } from '@nestjs/core';
+
+/** Options shared by `@Resilient` and `@Hedged`. */
+export interface ResilientOptions {
+  /**
+   * Partitions the policy's per-key state (breaker, bucket, limits). Without it the state is policy-wide, so
+   * every handler using the policy shares one breaker — right when they call the same dependency.
+   */
+  readonly route?: string | undefined;
+}
+
+/** What `@Resilient` / `@Hedged` record: one metadata object, so the method's binding wins over the class's as a whole. */
+export interface ResilienceBinding {
+  readonly policy: string;
+  readonly route: string | undefined;
+  /** True only for `@Hedged`: hedging re-runs the work, which is safe only for idempotent reads. */
+  readonly hedge: boolean;
+}
+
+/** Typed metadata (Reflector.createDecorator), read with `reflector.getAllAndOverride(ResilienceBindingMetadata, …)`. */
+export const ResilienceBindingMetadata = Reflector.createDecorator<ResilienceBinding>({
+  key: 'ballast:resilient',
+});
