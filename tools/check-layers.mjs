@@ -34,6 +34,7 @@ const TEST_EXTRA = {
     '@nestjs/testing',
     '@nestjs/platform-express',
     '@nestjs/platform-fastify',
+    '@nestjs/microservices',
     '@opentelemetry/sdk-metrics',
     '@opentelemetry/exporter-prometheus',
     'ioredis',
