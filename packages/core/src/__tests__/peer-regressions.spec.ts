@@ -48,6 +48,29 @@ describe('peers.md §5 — breaker', () => {
     expect(await state(resilience)).toBe('half_open');
   });
 
+  it.each(['after a probe closed it', 'after resetBreaker'])(
+    '2b. a failure overhanging into a later closed period (%s), after a fresh admission, moves nothing',
+    async (how) => {
+      const { resilience, clock, ofType } = setup([policy('p', [breaker({ minThroughput: 1 })])]);
+      const old = deferred();
+      settle(resilience.run(() => old.promise, { policy: 'p' })); // admitted in the first closed period
+      await failOnce(resilience); // → open
+      if (how === 'after a probe closed it') {
+        await clock.advance(5000);
+        await resilience.run(() => 'probe', { policy: 'p' }); // half-open → closed
+      } else {
+        await resilience.admin.resetBreaker('p');
+      }
+      // a fresh admission: an in-process store may hand out its admission object again
+      await resilience.run(() => 'fresh', { policy: 'p' });
+      const transitions = ofType('breaker_state').length;
+      old.reject(infraError());
+      await clock.advance(0);
+      expect(await state(resilience)).toBe('closed');
+      expect(ofType('breaker_state')).toHaveLength(transitions);
+    },
+  );
+
   it('3. never leaves OPEN (opossum #385): a late failure while open does not push the half-open time back', async () => {
     const { resilience, clock } = setup([policy('p', [breaker({ minThroughput: 1 })])]);
     const late = deferred();

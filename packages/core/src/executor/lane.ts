@@ -15,7 +15,7 @@ export type PassDone = (ok: boolean, lane: Lane) => void;
  * Every wait of a lane (bulkhead queue, backoff sleep, attempt, remote store) registers `wake`, so cancelling the
  * lane settles whatever it is waiting for at once — the executor never waits for a function that ignores its signal.
  */
-export class Lane {
+export class Lane implements BreakerPermit {
   value: unknown = undefined;
   error: unknown = undefined;
   /** Set when `error` is a rejection a Ballast strategy raised (counted as `rejected`, not `failure`). */
@@ -36,9 +36,15 @@ export class Lane {
   /** A bulkhead slot is held since `admittedAt`. */
   holdsSlot = false;
   admittedAt = 0;
-  /** A breaker admission is held (`permit`, from the local store or the configured one). */
-  permit: BreakerPermit | undefined = undefined;
+  /**
+   * A breaker admission is held, from the local store or the configured one. The lane is itself the permit: its
+   * generation and lease are copied at admission, because a store may reuse its admission object for the next
+   * call (ports.ts) — holding that object would let a later admission's generation vouch for this outcome.
+   */
+  holdsPermit = false;
   permitLocal = false;
+  generation = 0;
+  lease: string | undefined = undefined;
   /** The adaptive throttle admitted this pass and expects its outcome. */
   holdsThrottle = false;
   /** The last backoff delay (decorrelated jitter needs it). */

@@ -12,7 +12,7 @@ export function end(inv: Invocation, lane: Lane, ok: boolean): void {
   const done = lane.done;
   if (done === undefined) return;
   lane.done = undefined;
-  if (lane.permit !== undefined || lane.holdsThrottle || lane.holdsSlot) {
+  if (lane.holdsPermit || lane.holdsThrottle || lane.holdsSlot) {
     try {
       release(inv, lane, ok);
     } catch (err) {
@@ -32,17 +32,16 @@ export function crash(inv: Invocation, lane: Lane, err: unknown): void {
 
 function release(inv: Invocation, lane: Lane, ok: boolean): void {
   const e = inv.engine;
-  const permit = lane.permit;
+  const permit = lane.holdsPermit;
   const throttled = lane.holdsThrottle;
   const slot = lane.holdsSlot;
-  lane.permit = undefined;
-  lane.holdsThrottle = lane.holdsSlot = false;
+  lane.holdsPermit = lane.holdsThrottle = lane.holdsSlot = false;
   const cls = classOf(inv, lane, ok);
   const now = e.clock.now();
-  if (permit !== undefined) {
+  if (permit) {
     inv.recordBreaker(
       lane.permitLocal,
-      permit,
+      lane,
       cls === 'failure' ? 'failure' : cls === 'healthy' ? 'success' : 'release',
       now,
     );

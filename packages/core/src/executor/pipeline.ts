@@ -155,7 +155,9 @@ function afterBreaker(
   inv.ks.breakerState = adm.state;
   if (!adm.admitted)
     return end(inv, lane, reject(inv, lane, 'infrastructure', ErrorCode.CIRCUIT_OPEN, adm.retryAfter));
-  lane.permit = adm;
+  lane.holdsPermit = true;
+  lane.generation = adm.generation;
+  lane.lease = adm.lease;
   lane.permitLocal = local;
   if (lane.cancelled) return end(inv, lane, cancelled(lane));
   attempt(inv, lane, 1, now);
