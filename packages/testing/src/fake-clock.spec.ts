@@ -1,6 +1,20 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { FakeClock, flushMicrotasks } from './fake-clock';
 
 describe('FakeClock', () => {
+  it('fires each timer in the async context it was scheduled from, as Node timers do', async () => {
+    const scope = new AsyncLocalStorage<string>();
+    const clock = new FakeClock();
+    const seen: (string | undefined)[] = [];
+    scope.run('a', () => clock.setTimeout(() => seen.push(scope.getStore()), 10));
+    scope.run('b', () => clock.setTimeout(() => seen.push(scope.getStore()), 5));
+    clock.setTimeout(() => seen.push(scope.getStore()), 7);
+    await scope.run('advancing', () => clock.advance(10));
+    scope.run('c', () => clock.setTimeout(() => seen.push(scope.getStore()), 1));
+    await clock.runAll();
+    expect(seen).toEqual(['b', undefined, 'a', 'c']);
+  });
+
   it('starts at the given time and reads it without advancing', () => {
     expect(new FakeClock().now()).toBe(0);
     const c = new FakeClock(1234);

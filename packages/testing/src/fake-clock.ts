@@ -3,8 +3,11 @@
  * own tests can use it without a dependency cycle — SPEC §11.17).
  *
  * `advance(ms)` fires due timers in time order (ties in scheduling order) and lets every awaited continuation run
- * between them, so code of the shape `await sleep(); await next()` behaves as it would on a real clock.
+ * between them, so code of the shape `await sleep(); await next()` behaves as it would on a real clock. As with
+ * Node's timers, a callback runs in the async context it was scheduled from (its AsyncLocalStorage stores).
  */
+
+import { AsyncResource } from 'node:async_hooks';
 
 /** The opaque handle returned by {@link FakeClock.setTimeout}. */
 export interface FakeTimer {
@@ -14,6 +17,8 @@ export interface FakeTimer {
 
 interface TimerEntry extends FakeTimer {
   readonly cb: () => void;
+  /** The async context the timer was scheduled in: like a Node timer, it fires there (AsyncLocalStorage stores). */
+  readonly scope: AsyncResource;
   cancelled: boolean;
 }
 
@@ -47,7 +52,13 @@ export class FakeClock {
 
   setTimeout(cb: () => void, ms: number): FakeTimer {
     const delay = Number.isFinite(ms) && ms > 0 ? ms : 0;
-    const entry: TimerEntry = { at: this.#now + delay, seq: this.#seq++, cb, cancelled: false };
+    const entry: TimerEntry = {
+      at: this.#now + delay,
+      seq: this.#seq++,
+      cb,
+      scope: new AsyncResource('FakeTimer'),
+      cancelled: false,
+    };
     // binary search for the insertion point (stable for equal `at`)
     let lo = 0;
     let hi = this.#timers.length;
@@ -88,7 +99,7 @@ export class FakeClock {
       if (next === undefined || next.at > target) break;
       this.#timers.shift();
       this.#now = next.at;
-      next.cb();
+      next.scope.runInAsyncScope(next.cb);
       await flushMicrotasks();
     }
     this.#now = target;
@@ -107,7 +118,7 @@ export class FakeClock {
         );
       }
       this.#now = Math.max(this.#now, next.at);
-      next.cb();
+      next.scope.runInAsyncScope(next.cb);
       await flushMicrotasks();
     }
   }

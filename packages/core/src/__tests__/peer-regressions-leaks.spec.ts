@@ -1,9 +1,11 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { systemClock } from '../time/clock';
 import { Resilience } from '../resilience';
 import { BulkheadStrategy } from '../strategies/bulkhead-strategy';
 import { HedgeStrategy } from '../strategies/hedge-strategy';
+import { RetryStrategy } from '../strategies/retry-strategy';
 import { TimeoutStrategy } from '../strategies/timeout-strategy';
 import { withDeadline } from '../context/deadline';
 import type { CallContext } from '../resilience-types';
@@ -86,6 +88,74 @@ describe('peers.md §5 — cancellation, timers, memory', () => {
       gc();
     }
     expect(ref!.deref()).toBeUndefined();
+  });
+
+  it("6. ALS retention through the shared timer: a finished request's stores are collectable while others keep it armed", async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const turn = () => new Promise((r) => setImmediate(r));
+    const requestScope = new AsyncLocalStorage<{ payload: Uint8Array }>();
+    const resilience = new Resilience({
+      policies: [policy('p', [new TimeoutStrategy({ timeout: '30s' })])],
+      clock: systemClock,
+    });
+    const a = deferred();
+    const b = deferred();
+    let ref: WeakRef<object> | undefined;
+    let runB: Promise<unknown> | undefined;
+    await (async () => {
+      const store = { payload: new Uint8Array(1 << 20) };
+      ref = new WeakRef(store);
+      // request A comes first: its attempt's timeout entry makes the queue arm its Node timer
+      const runA = requestScope.run(store, () => resilience.run(() => a.promise, { policy: 'p' }));
+      runB = requestScope.run({ payload: new Uint8Array(1) }, () =>
+        resilience.run(() => b.promise, { policy: 'p' }),
+      );
+      await turn(); // the check phase: the queue arms its clock timer for the pending entries
+      a.resolve('done');
+      await runA;
+    })();
+    // B is still in flight, so the queue stays armed; A's stores must not be held by that timer
+    for (let i = 0; i < 10 && ref!.deref() !== undefined; i++) {
+      await turn();
+      gc();
+    }
+    const retained = ref!.deref() !== undefined;
+    b.resolve('done');
+    await runB;
+    resilience.dispose();
+    expect(retained).toBe(false);
+  });
+
+  it('6. a timed-out attempt is retried in its own request context, not in the one that armed the timer', async () => {
+    const requestScope = new AsyncLocalStorage<string>();
+    const { resilience, clock } = setup([
+      policy('p', [
+        new RetryStrategy({ maxAttempts: 2, backoff: { base: 1, max: 1, jitter: 'none' } }),
+        new TimeoutStrategy({ timeout: 100 }),
+      ]),
+    ]);
+    const seen: string[] = [];
+    const call = (id: string) =>
+      requestScope.run(id, () =>
+        resilience.run(
+          (ctx) => {
+            seen.push(`${id}#${ctx.attempt} in ${requestScope.getStore() ?? 'no request'}`);
+            return ctx.attempt === 1 ? hang() : 'ok';
+          },
+          { policy: 'p' },
+        ),
+      );
+    const runs = [settle(call('first')), settle(call('second'))];
+    await clock.advance(100); // both attempt timeouts fire from the one shared timer
+    await clock.advance(1); // the backoff
+    expect(runs.map((r) => r.value)).toEqual(['ok', 'ok']);
+    expect(seen.sort()).toEqual([
+      'first#1 in first',
+      'first#2 in first',
+      'second#1 in second',
+      'second#2 in second',
+    ]);
   });
 
   it('7. unbounded per-key memory (@nestjs/throttler #2665): timers stay O(1) as keys grow', async () => {

@@ -60,7 +60,7 @@ function attemptOnce(inv: Invocation, lane: Lane, n: number, now: number | undef
   // Added after `then`, so an already-settled result cancels the entry before the queue arms its clock timer; a
   // thenable that called back inside `then` has already settled, and needs no timeout at all.
   // `now` is the admission's clock read when attempt 1 starts in the same synchronous run (one read fewer).
-  if (timeout !== undefined && w.open) e.timers.add(w, timeout, now);
+  if (timeout !== undefined && w.open) e.timers.add((w.timer = new AttemptTimer(w)), timeout, now);
   return 0;
 }
 
@@ -68,8 +68,10 @@ function attemptOnce(inv: Invocation, lane: Lane, n: number, now: number | undef
  * The wait of one asynchronous attempt: its result, its timeout (an entry of the shared timer queue) or a
  * cancellation, whichever comes first; the others are then ignored.
  */
-class AttemptWatch extends TimerEntry {
+class AttemptWatch {
   #open = true;
+  /** The attempt's entry in the shared timer queue, when the policy has a timeout. */
+  timer: AttemptTimer | undefined = undefined;
 
   /** Neither settled, timed out nor cancelled yet. */
   get open(): boolean {
@@ -81,9 +83,7 @@ class AttemptWatch extends TimerEntry {
     readonly lane: Lane,
     readonly ctx: AttemptContext,
     readonly timeout: number | undefined,
-  ) {
-    super();
-  }
+  ) {}
 
   settle(ok: boolean, result: unknown): void {
     if (!this.#close()) return;
@@ -93,7 +93,7 @@ class AttemptWatch extends TimerEntry {
   }
 
   /** The timeout: the attempt's signal is aborted with the `attempt_timeout` error, which the attempt fails with. */
-  override fire(): void {
+  expire(): void {
     if (!this.#open) return;
     this.#open = false;
     this.lane.wake = undefined;
@@ -113,8 +113,19 @@ class AttemptWatch extends TimerEntry {
     if (!this.#open) return false;
     this.#open = false;
     this.lane.wake = undefined;
-    if (this.timeout !== undefined) this.inv.engine.timers.cancel(this);
+    if (this.timer !== undefined) this.inv.engine.timers.cancel(this.timer);
     return true;
+  }
+}
+
+/** The timeout of one attempt; it fires in the context the attempt's wait began in (see TimerEntry). */
+class AttemptTimer extends TimerEntry {
+  constructor(readonly watch: AttemptWatch) {
+    super();
+  }
+
+  override fire(): void {
+    this.watch.expire();
   }
 }
 
