@@ -22,11 +22,28 @@ export interface StateKey {
 
 /** Builds the canonical key (routes may contain any character; the encoding keeps (a, "b") ≠ ("a/b")). */
 export function stateKey(policy: string, route: string | undefined): StateKey {
-  const id =
-    route === undefined
-      ? encodeURIComponent(policy)
-      : `${encodeURIComponent(policy)}|${encodeURIComponent(route)}`;
+  const id = route === undefined ? encodePart(policy) : `${encodePart(policy)}|${encodePart(route)}`;
   return Object.freeze({ policy, route, id });
+}
+
+const LONE_SURROGATE = /(\p{Cs})/u;
+
+/**
+ * `encodeURIComponent`, which also takes a lone UTF-16 surrogate (a route cut from user input mid-character):
+ * that one throws URIError there, so it is written `%uD800` — a form encodeURIComponent never produces (it writes
+ * `%` itself as `%25`), so no two strings share an id.
+ */
+function encodePart(s: string): string {
+  try {
+    return encodeURIComponent(s);
+  } catch {
+    return s
+      .split(LONE_SURROGATE)
+      .map((part, i) =>
+        i % 2 === 1 ? `%u${part.charCodeAt(0).toString(16).toUpperCase()}` : encodeURIComponent(part),
+      )
+      .join('');
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
