@@ -74,8 +74,9 @@ export function resolveRedisStoreOptions(
       prefix,
     )
     .check(time === 'server' || time === 'caller', 'time', "'server' or 'caller'", time)
-    .check(keyTtl >= 1000, 'keyTtl', '≥ 1s', options.keyTtl);
-  return { prefix, time, commandTimeout, keyTtl };
+    .check(Number.isFinite(keyTtl) && keyTtl >= 1000, 'keyTtl', 'a finite duration ≥ 1s', options.keyTtl);
+  // Whole ms: PEXPIRE and SET PX take integers, and '2.3h' parses to 8279999.999… ms.
+  return { prefix, time, commandTimeout, keyTtl: Math.ceil(keyTtl) };
 }
 
 /**

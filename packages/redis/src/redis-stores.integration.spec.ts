@@ -200,6 +200,23 @@ if (RUN_REDIS_TESTS) {
       for (const name of keys) expect(await redis.pttl(name)).toBeGreaterThan(0);
     });
 
+    it("takes a keyTtl that is not whole ms ('2.3h'): every operation works and every key keeps a TTL", async () => {
+      const opts = { prefix, keyTtl: '2.3h' } as const;
+      const k = stateKey('fractional-ttl', 'r');
+      const cb = redisCircuitBreakerStore(redis, opts);
+      const dd = redisLatencyDigestStore(redis, opts);
+      expect(cb.options.keyTtl).toBe(8_280_000);
+      const a = await cb.acquire(k, breaker, 0);
+      if (!a.admitted) throw new Error('rejected');
+      await cb.record(k, breaker, a, 'success', 0);
+      await cb.reset(k, 0);
+      await dd.observe(k, { quantile: 0.9, window: 10 }, 12, 0);
+      await dd.reset(k, 0);
+      const keys = await scanKeys(redis, `${prefix}:{fractional-ttl*`);
+      expect(keys.length).toBeGreaterThanOrEqual(3);
+      for (const name of keys) expect(await redis.pttl(name)).toBeGreaterThan(0);
+    });
+
     it('with localCacheTtl, serves a cached closed state until it expires (documented staleness)', async () => {
       const opts = { prefix, time: 'caller', localCacheTtl: 1000 } as const;
       const cached = redisCircuitBreakerStore(redis, opts);

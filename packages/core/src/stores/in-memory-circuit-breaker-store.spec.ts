@@ -33,13 +33,16 @@ describe('InMemoryCircuitBreakerStore', () => {
     expect(store.size).toBe(0);
   });
 
-  it('keeps its window through a clock that steps back, and starts a fresh one on a retuned samplingWindow', () => {
+  it('keeps its window through a clock that steps back less than a window, and starts a fresh one on a retuned samplingWindow', () => {
     const store = new InMemoryCircuitBreakerStore();
     const key = stateKey('p', undefined);
     store.acquire(key, params, 5000);
     store.record(key, params, { generation: 0, lease: undefined }, 'failure', 5000);
-    store.record(key, params, { generation: 0, lease: undefined }, 'success', 4000);
+    store.record(key, params, { generation: 0, lease: undefined }, 'success', 4100); // 0.9 window back
     expect(store.inspect(key, params, 5000)).toMatchObject({ state: 'closed', calls: 2 });
+    // a whole window back starts over there (conformance: "starts the window over when the clock steps back")
+    store.record(key, params, { generation: 0, lease: undefined }, 'success', 4000);
+    expect(store.inspect(key, params, 4000)).toMatchObject({ state: 'closed', calls: 1 });
     expect(store.inspect(key, { ...params, samplingWindow: 2000 }, 5000)).toMatchObject({ calls: 0 });
   });
 });

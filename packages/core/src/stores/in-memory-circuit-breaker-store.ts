@@ -55,13 +55,16 @@ class BreakerEntry {
     if (state === 'closed') this.window.clear();
   }
 
-  /** Frees the slots of probes that never reported within `breakDuration`, so half-open cannot wedge. */
-  reclaimLeases(now: number): void {
+  /**
+   * Frees the slots of probes that never reported within `breakDuration`, so half-open cannot wedge. A lease
+   * expiring more than `breakDuration` ahead was granted before the clock stepped back: it is cut to that.
+   */
+  reclaimLeases(now: number, breakDuration: number): void {
     for (let i = this.leases.length - 1; i >= 0; i--) {
       if (this.leaseExpiry[i]! <= now) {
         this.leases.splice(i, 1);
         this.leaseExpiry.splice(i, 1);
-      }
+      } else if (this.leaseExpiry[i]! - now > breakDuration) this.leaseExpiry[i] = now + breakDuration;
     }
   }
 
@@ -101,11 +104,13 @@ export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
       return a;
     }
     if (e.state === 'open') {
+      // Open for at most `breakDuration` from now: a clock that stepped back must not stretch the break.
+      if (e.openUntil - now > params.breakDuration) e.openUntil = now + params.breakDuration;
       if (now < e.openUntil) return this.#reject(e, 'open', e.openUntil - now, undefined);
       e.moveTo('half_open');
       transition = OPEN_TO_HALF_OPEN;
     }
-    e.reclaimLeases(now);
+    e.reclaimLeases(now, params.breakDuration);
     if (e.leases.length + e.successes >= params.halfOpenMaxCalls) {
       // Every slot is taken by a lease in flight (successes alone would have closed the breaker).
       const retryAfter = e.leases.length > 0 ? Math.min(...e.leaseExpiry) - now : params.breakDuration;
@@ -197,7 +202,7 @@ export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
     outcome: BreakerOutcome,
     now: number,
   ): void {
-    e.reclaimLeases(now);
+    e.reclaimLeases(now, params.breakDuration);
     const i = permit.lease === undefined ? -1 : e.leases.indexOf(permit.lease);
     if (i < 0) return; // a lease already reclaimed (or none): its outcome no longer counts
     if (outcome === 'failure') {

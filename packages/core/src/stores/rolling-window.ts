@@ -36,8 +36,10 @@ export class RollingWindow {
 
   /**
    * Drops buckets that fell out of the window at `now`. A changed `samplingWindow` (a retune) starts an empty
-   * window, since old buckets have a different width. A `now` older than the head (a caller clock that is not
-   * monotonic) leaves the window as it is.
+   * window, since old buckets have a different width. A `now` slightly older than the head (a clock that is not
+   * monotonic) leaves the window as it is; one a whole window older (a wall clock stepped back, e.g. Redis `TIME`
+   * after an NTP step) starts the window over there — else every sample would pile into the newest bucket, which
+   * would not roll until the clock caught up again, and the breaker could not trip meanwhile.
    */
   advance(samplingWindow: number, now: number): void {
     const width = samplingWindow / BREAKER_BUCKETS;
@@ -46,8 +48,8 @@ export class RollingWindow {
       this.#width = width;
     }
     const index = Math.floor(now / width);
-    if (index <= this.#head) return;
-    if (index - this.#head >= BREAKER_BUCKETS) {
+    if (index <= this.#head && this.#head - index < BREAKER_BUCKETS) return;
+    if (index - this.#head >= BREAKER_BUCKETS || index < this.#head) {
       this.#calls.fill(0);
       this.#failures.fill(0);
       this.#totalCalls = 0;

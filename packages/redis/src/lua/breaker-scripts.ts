@@ -44,6 +44,11 @@ local from = ''
 local hs = tonumber(st[4] or '0')
 if s == 'open' then
   local ou = tonumber(st[3])
+  -- TIME is a wall clock: after it steps back, the break still ends at most breakDuration from now
+  if ou - now > bd then
+    ou = now + bd
+    redis.call('HSET', K, 'ou', fmt(ou))
+  end
   if now < ou then return {0, 'open', g, '', fmt(ou - now), ''} end
   g = g + 1
   hs = 0
@@ -57,6 +62,10 @@ for i = 1, #leases, 2 do
   if exp <= now then
     redis.call('HDEL', L, leases[i])
   else
+    if exp - now > bd then
+      exp = now + bd
+      redis.call('HSET', L, leases[i], fmt(exp))
+    end
     held = held + 1
     if soonest == nil or exp < soonest then soonest = exp end
   end
@@ -119,7 +128,9 @@ local function put(name, value)
 end
 local slot
 local count, fails = 0, 0
-if h == nil or tonumber(st[3]) ~= sw or idx - h >= B then
+-- a fresh window: none yet, another samplingWindow, time ran a whole window ahead, or the clock stepped a whole
+-- window back (else every sample would pile into the newest bucket until the clock caught up)
+if h == nil or tonumber(st[3]) ~= sw or idx - h >= B or h - idx >= B then
   for i = 0, B - 1 do
     put('c' .. i, 0)
     put('f' .. i, 0)
@@ -183,6 +194,7 @@ local s, g, h = v[1] or 'closed', tonumber(v[2] or '0'), tonumber(v[4])
 if s == 'open' and now >= tonumber(v[7 + 2 * B] or '0') then return {'half_open', g, 0, 0} end
 if s ~= 'closed' or h == nil or tonumber(v[3]) ~= sw then return {s, g, 0, 0} end
 local idx = math.floor(now / (sw / B))
+if h - idx >= B then return {s, g, 0, 0} end
 if idx <= h then return {s, g, tonumber(v[5] or '0'), tonumber(v[6] or '0')} end
 local calls, fails = 0, 0
 for k = math.max(h - B + 1, idx - B + 1), h do

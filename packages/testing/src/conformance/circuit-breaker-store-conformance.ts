@@ -213,6 +213,53 @@ export function describeCircuitBreakerStoreConformance(
       });
     });
 
+    // A wall clock (Redis TIME) can step back (NTP, a failover to a primary whose clock lags): peers.md §5 item 19.
+    it('starts the window over when the clock steps back a whole window, so it can still trip', async () => {
+      const b = bench();
+      const key = b.key();
+      await calls(b, key, BASE, 20, false);
+      const earlier = b.now() - 60_000;
+      let last: { state: string } = { state: 'closed' };
+      for (let i = 0; i < BASE.minThroughput; i++) {
+        const a = await b.store.acquire(key, BASE, earlier);
+        if (!a.admitted) throw new Error('rejected while closed');
+        last = {
+          ...(await b.store.record(
+            key,
+            BASE,
+            { generation: a.generation, lease: a.lease },
+            'failure',
+            earlier,
+          )),
+        };
+      }
+      expect(last.state).toBe('open');
+    });
+
+    it('keeps a breaker open no longer than breakDuration after the clock steps back', async () => {
+      const b = bench();
+      const key = b.key();
+      await calls(b, key, BASE, BASE.minThroughput, true);
+      const earlier = b.now() - 3_600_000;
+      const rejected = { ...(await b.store.acquire(key, BASE, earlier)) };
+      expect(rejected).toMatchObject({ admitted: false, state: 'open' });
+      expect(!rejected.admitted && rejected.retryAfter).toBeLessThanOrEqual(BASE.breakDuration);
+      const probe = await b.store.acquire(key, BASE, earlier + BASE.breakDuration);
+      expect(probe).toMatchObject({ admitted: true, state: 'half_open' });
+    });
+
+    it('reclaims a probe lease within breakDuration after the clock steps back', async () => {
+      const b = bench();
+      const key = b.key();
+      await toHalfOpen(b, key, BASE); // the one probe holds its lease, never reporting
+      const earlier = b.now() - 3_600_000;
+      const busy = { ...(await b.store.acquire(key, BASE, earlier)) };
+      expect(busy).toMatchObject({ admitted: false, state: 'half_open' });
+      expect(!busy.admitted && busy.retryAfter).toBeLessThanOrEqual(BASE.breakDuration);
+      const next = await b.store.acquire(key, BASE, earlier + BASE.breakDuration);
+      expect(next).toMatchObject({ admitted: true, state: 'half_open' });
+    });
+
     it('takes a released probe lease back without moving the state', async () => {
       const b = bench();
       const key = b.key();
