@@ -51,6 +51,68 @@ if (RUN_REDIS_TESTS) {
     });
     afterAll(() => cleanUp(prefix, [admin, ...clients]));
 
+    describe('replicas whose configs differ (mid-deploy, or one replica retuned)', () => {
+      const caller = { ...opts, time: 'caller' } as const;
+
+      it('still trip the shared breaker: each samplingWindow re-buckets the window instead of wiping it', async () => {
+        const [a, b] = [
+          redisCircuitBreakerStore(clients[0]!, caller),
+          redisCircuitBreakerStore(clients[1]!, caller),
+        ];
+        const k = key();
+        const pa = params({ samplingWindow: 10_000, minThroughput: 10 });
+        const pb = params({ samplingWindow: 20_000, minThroughput: 10 });
+        let state = 'closed';
+        for (let i = 0; i < 10; i++) {
+          const [store, p] = i % 2 === 0 ? [a, pa] : [b, pb];
+          const now = 1_000_000 + i * 100;
+          const adm = await store.acquire(k, p, now);
+          if (!adm.admitted) throw new Error('rejected while closed');
+          state = (await store.record(k, p, adm, 'failure', now)).state;
+        }
+        expect(state).toBe('open');
+      });
+
+      it('keep the outcomes that still fall inside the other window, with their times', async () => {
+        const store = redisCircuitBreakerStore(clients[0]!, caller);
+        const k = key();
+        const p = params({ samplingWindow: 10_000, minThroughput: 100 });
+        for (const now of [1_000_000, 1_005_000]) {
+          const adm = await store.acquire(k, p, now);
+          if (!adm.admitted) throw new Error('rejected while closed');
+          await store.record(k, p, adm, 'success', now);
+        }
+        // at 1_008_000 a 5 s window holds only the outcome of 1_005_000, a 20 s one both
+        expect(await store.inspect(k, { ...p, samplingWindow: 5_000 }, 1_008_000)).toMatchObject({
+          calls: 1,
+        });
+        expect(await store.inspect(k, { ...p, samplingWindow: 20_000 }, 1_008_000)).toMatchObject({
+          calls: 2,
+        });
+      });
+
+      it('still warm the shared latency digest when their windows differ', async () => {
+        const [a, b] = [
+          redisLatencyDigestStore(clients[0]!, caller),
+          redisLatencyDigestStore(clients[1]!, caller),
+        ];
+        const k = key();
+        let estimate: number | undefined;
+        for (let i = 0; i < 400; i++) {
+          const store = i % 2 === 0 ? a : b;
+          estimate = await store.observe(
+            k,
+            { quantile: 0.5, window: i % 2 === 0 ? 100 : 200 },
+            10 + (i % 10),
+            0,
+          );
+        }
+        expect(estimate).toBeGreaterThan(9);
+        expect(estimate).toBeLessThan(20);
+        expect(await b.read(k, { quantile: 0.5, window: 200 }, 0)).toBe(estimate);
+      });
+    });
+
     describe('several clients in one process', () => {
       const breakers = () => clients.map((c) => redisCircuitBreakerStore(c, opts));
 

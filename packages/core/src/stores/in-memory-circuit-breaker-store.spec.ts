@@ -33,7 +33,7 @@ describe('InMemoryCircuitBreakerStore', () => {
     expect(store.size).toBe(0);
   });
 
-  it('keeps its window through a clock that steps back less than a window, and starts a fresh one on a retuned samplingWindow', () => {
+  it('keeps its window through a clock that steps back less than a window, and re-buckets it for a retuned samplingWindow', () => {
     const store = new InMemoryCircuitBreakerStore();
     const key = stateKey('p', undefined);
     store.acquire(key, params, 5000);
@@ -43,6 +43,8 @@ describe('InMemoryCircuitBreakerStore', () => {
     // a whole window back starts over there (conformance: "starts the window over when the clock steps back")
     store.record(key, params, { generation: 0, lease: undefined }, 'success', 4000);
     expect(store.inspect(key, params, 4000)).toMatchObject({ state: 'closed', calls: 1 });
-    expect(store.inspect(key, { ...params, samplingWindow: 2000 }, 5000)).toMatchObject({ calls: 0 });
+    // retuned: the outcome of t=4000 is inside a 2 s window at t=5000, outside a 0.5 s one
+    expect(store.inspect(key, { ...params, samplingWindow: 2000 }, 5000)).toMatchObject({ calls: 1 });
+    expect(store.inspect(key, { ...params, samplingWindow: 500 }, 5000)).toMatchObject({ calls: 0 });
   });
 });

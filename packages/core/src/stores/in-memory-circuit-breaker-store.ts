@@ -144,9 +144,9 @@ export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
   inspect(key: StateKey, params: BreakerParams, now: number): BreakerSnapshot {
     const e = this.#entries.get(key.id);
     if (e === undefined) return { state: 'closed', failureRatio: 0, calls: 0, generation: 0 };
-    if (e.state === 'closed') e.window.advance(params.samplingWindow, now);
-    const calls = e.state === 'closed' ? e.window.calls : 0;
-    const failureRatio = e.state === 'closed' ? e.window.ratio : 0;
+    const w = e.state === 'closed' ? e.window.peek(params.samplingWindow, now) : undefined;
+    const calls = w?.calls ?? 0;
+    const failureRatio = w === undefined || w.calls === 0 ? 0 : w.failures / w.calls;
     // An open breaker whose break is over reads as half-open: that is what the next call finds (no state moves).
     const state = e.state === 'open' && now >= e.openUntil ? 'half_open' : e.state;
     return { state, failureRatio, calls, generation: e.generation };

@@ -29,14 +29,9 @@ export class RollingWindow {
     return this.#totalFailures;
   }
 
-  /** failures / calls (0 when empty). */
-  get ratio(): number {
-    return this.#totalCalls === 0 ? 0 : this.#totalFailures / this.#totalCalls;
-  }
-
   /**
-   * Drops buckets that fell out of the window at `now`. A changed `samplingWindow` (a retune) starts an empty
-   * window, since old buckets have a different width. A `now` slightly older than the head (a clock that is not
+   * Drops buckets that fell out of the window at `now`. A changed `samplingWindow` (a retune; on Redis, replicas
+   * mid-deploy with different configs) re-buckets what is kept, see {@link RollingWindow.#rescale}. A `now` slightly older than the head (a clock that is not
    * monotonic) leaves the window as it is; one a whole window older (a wall clock stepped back, e.g. Redis `TIME`
    * after an NTP step) starts the window over there — else every sample would pile into the newest bucket, which
    * would not roll until the clock caught up again, and the breaker could not trip meanwhile.
@@ -44,7 +39,7 @@ export class RollingWindow {
   advance(samplingWindow: number, now: number): void {
     const width = samplingWindow / BREAKER_BUCKETS;
     if (width !== this.#width) {
-      this.clear();
+      if (this.#head !== Number.NEGATIVE_INFINITY) this.#rescale(this.#width, width);
       this.#width = width;
     }
     const index = Math.floor(now / width);
@@ -75,6 +70,52 @@ export class RollingWindow {
       this.#failures[slot] = this.#failures[slot]! + 1;
       this.#totalFailures++;
     }
+  }
+
+  /**
+   * Re-buckets the window from width `from` to width `to`: each old bucket's counts move to the new bucket holding
+   * that bucket's start, and what falls outside the new window is dropped. Outcomes keep (about) their times, so a
+   * retune neither forgets a breaker that is about to trip nor lets alternating configs wipe each other's
+   * outcomes. The Redis breaker script does the same arithmetic, in the same order.
+   */
+  #rescale(from: number, to: number): void {
+    const head = this.#head;
+    const calls = new Float64Array(BREAKER_BUCKETS);
+    const failures = new Float64Array(BREAKER_BUCKETS);
+    const newHead = Math.floor((head * from) / to);
+    let totalCalls = 0;
+    let totalFailures = 0;
+    for (let k = head - BREAKER_BUCKETS + 1; k <= head; k++) {
+      const slot = slotOf(k);
+      const c = this.#calls[slot]!;
+      const f = this.#failures[slot]!;
+      if (c === 0 && f === 0) continue;
+      const index = Math.floor((k * from) / to);
+      if (index <= newHead - BREAKER_BUCKETS) continue;
+      const target = slotOf(index);
+      calls[target] = calls[target]! + c;
+      failures[target] = failures[target]! + f;
+      totalCalls += c;
+      totalFailures += f;
+    }
+    this.#calls.set(calls);
+    this.#failures.set(failures);
+    this.#totalCalls = totalCalls;
+    this.#totalFailures = totalFailures;
+    this.#head = newHead;
+  }
+
+  /** Calls and failures the window would hold at `now` for `samplingWindow`, leaving this window untouched. */
+  peek(samplingWindow: number, now: number): { calls: number; failures: number } {
+    const copy = new RollingWindow();
+    copy.#calls.set(this.#calls);
+    copy.#failures.set(this.#failures);
+    copy.#width = this.#width;
+    copy.#head = this.#head;
+    copy.#totalCalls = this.#totalCalls;
+    copy.#totalFailures = this.#totalFailures;
+    copy.advance(samplingWindow, now);
+    return { calls: copy.#totalCalls, failures: copy.#totalFailures };
   }
 
   clear(): void {

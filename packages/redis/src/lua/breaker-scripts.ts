@@ -21,6 +21,36 @@ local function clock(arg)
   return tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
 end
 local function fmt(x) return string.format('%.17g', x) end
+-- Re-buckets a window kept for samplingWindow osw into one for sw (another replica's config mid-deploy, a retune):
+-- each old bucket's counts go to the new bucket holding its start; what falls outside the new window is dropped.
+-- Same arithmetic, in the same order, as core's RollingWindow, so outcomes keep their times instead of being wiped.
+local function rescale(h, osw, sw, c, f)
+  local ow, nw = osw / B, sw / B
+  local nh = math.floor(h * ow / nw)
+  local nc, nf = {}, {}
+  for i = 0, B - 1 do
+    nc[i] = 0
+    nf[i] = 0
+  end
+  for k = h - B + 1, h do
+    local slot = k % B
+    if c[slot] ~= 0 or f[slot] ~= 0 then
+      local ni = math.floor(k * ow / nw)
+      if ni > nh - B then
+        local ns = ni % B
+        nc[ns] = nc[ns] + c[slot]
+        nf[ns] = nf[ns] + f[slot]
+      end
+    end
+  end
+  return nh, nc, nf
+end
+local function bucketNames()
+  local names = {}
+  for i = 0, B - 1 do names[#names + 1] = 'c' .. i end
+  for i = 0, B - 1 do names[#names + 1] = 'f' .. i end
+  return names
+end
 local function moveTo(state, g, ou, ttl)
   redis.call('DEL', K, L)
   if state == 'open' then
@@ -118,6 +148,32 @@ if s == 'half_open' then
 end
 if outcome == 'release' then return {s, ''} end
 local h, tc, tf = tonumber(st[4]), tonumber(st[5] or '0'), tonumber(st[6] or '0')
+local osw = tonumber(st[3])
+if h ~= nil and osw ~= sw then
+  local old = redis.call('HMGET', K, unpack(bucketNames()))
+  local c, f = {}, {}
+  for i = 0, B - 1 do
+    c[i] = tonumber(old[i + 1] or '0')
+    f[i] = tonumber(old[B + i + 1] or '0')
+  end
+  local nc, nf
+  h, nc, nf = rescale(h, osw, sw, c, f)
+  tc, tf = 0, 0
+  local w = {'sw', fmt(sw), 'h', fmt(h)}
+  for i = 0, B - 1 do
+    tc = tc + nc[i]
+    tf = tf + nf[i]
+    w[#w + 1] = 'c' .. i
+    w[#w + 1] = nc[i]
+    w[#w + 1] = 'f' .. i
+    w[#w + 1] = nf[i]
+  end
+  w[#w + 1] = 'tc'
+  w[#w + 1] = tc
+  w[#w + 1] = 'tf'
+  w[#w + 1] = tf
+  redis.call('HSET', K, unpack(w))
+end
 local idx = math.floor(now / (sw / B))
 -- Only the bucket counts that matter are read, and only changed fields are written back: a record in the current
 -- bucket reads two counts and writes four fields.
@@ -128,9 +184,9 @@ local function put(name, value)
 end
 local slot
 local count, fails = 0, 0
--- a fresh window: none yet, another samplingWindow, time ran a whole window ahead, or the clock stepped a whole
--- window back (else every sample would pile into the newest bucket until the clock caught up)
-if h == nil or tonumber(st[3]) ~= sw or idx - h >= B or h - idx >= B then
+-- a fresh window: none yet, time ran a whole window ahead, or the clock stepped a whole window back (else every
+-- sample would pile into the newest bucket until the clock caught up)
+if h == nil or idx - h >= B or h - idx >= B then
   for i = 0, B - 1 do
     put('c' .. i, 0)
     put('f' .. i, 0)
@@ -185,22 +241,26 @@ export const BREAKER_INSPECT = luaScript(
   'breaker-inspect',
   `${PRELUDE}
 local now, sw = clock(ARGV[1]), tonumber(ARGV[2])
-local fields = {'s', 'g', 'sw', 'h', 'tc', 'tf'}
-for i = 0, B - 1 do fields[#fields + 1] = 'c' .. i end
-for i = 0, B - 1 do fields[#fields + 1] = 'f' .. i end
-fields[#fields + 1] = 'ou'
+local fields = {'s', 'g', 'sw', 'h', 'ou'}
+for _, name in ipairs(bucketNames()) do fields[#fields + 1] = name end
 local v = redis.call('HMGET', K, unpack(fields))
 local s, g, h = v[1] or 'closed', tonumber(v[2] or '0'), tonumber(v[4])
-if s == 'open' and now >= tonumber(v[7 + 2 * B] or '0') then return {'half_open', g, 0, 0} end
-if s ~= 'closed' or h == nil or tonumber(v[3]) ~= sw then return {s, g, 0, 0} end
+if s == 'open' and now >= tonumber(v[5] or '0') then return {'half_open', g, 0, 0} end
+if s ~= 'closed' or h == nil then return {s, g, 0, 0} end
+local c, f = {}, {}
+for i = 0, B - 1 do
+  c[i] = tonumber(v[6 + i] or '0')
+  f[i] = tonumber(v[6 + B + i] or '0')
+end
+local osw = tonumber(v[3])
+if osw ~= sw then h, c, f = rescale(h, osw, sw, c, f) end
 local idx = math.floor(now / (sw / B))
 if h - idx >= B then return {s, g, 0, 0} end
-if idx <= h then return {s, g, tonumber(v[5] or '0'), tonumber(v[6] or '0')} end
 local calls, fails = 0, 0
 for k = math.max(h - B + 1, idx - B + 1), h do
   local slot = k % B
-  calls = calls + tonumber(v[7 + slot] or '0')
-  fails = fails + tonumber(v[7 + B + slot] or '0')
+  calls = calls + c[slot]
+  fails = fails + f[slot]
 end
 return {s, g, calls, fails}
 `,

@@ -6,7 +6,7 @@ import { luaScript } from '../redis-script-runner';
  * `@datadog/sketches-js`'s LogarithmicMapping and sent as the field name ('z' = the zero bucket); the scripts only
  * count and rank, so no gamma arithmetic is duplicated in Lua.
  *
- * KEYS: [1] meta hash (r = reset token seen, w = window, n = samples this epoch, est = bucket index of the estimate
+ * KEYS: [1] meta hash (r = reset token seen, w = window of the last writer, n = samples this epoch, est = bucket index of the estimate
  * from the last full epoch), [2] bucket hash of the current epoch, [3] the key's reset token (shared by its
  * quantiles, so one `reset` opens a fresh epoch for all of them without enumerating them).
  */
@@ -22,7 +22,10 @@ export const DIGEST_OBSERVE = luaScript(
 local field, window, q, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local m = redis.call('HMGET', M, 'r', 'w', 'n', 'est')
 local n, est = tonumber(m[3] or '0'), m[4]
-if m[1] ~= r or tonumber(m[2]) ~= window then
+-- A reset token not seen yet opens a fresh epoch. Another window does not: replicas mid-deploy (or one that was
+-- retuned) would wipe each other's epoch on every sample and the estimate would never warm; the epoch simply
+-- closes at whichever caller's window it reaches first.
+if m[1] ~= r then
   redis.call('DEL', M, BK)
   n, est = 0, false
 end
@@ -73,7 +76,7 @@ export const DIGEST_READ = luaScript(
   'digest-read',
   `${PRELUDE}
 local m = redis.call('HMGET', M, 'r', 'w', 'est')
-if m[1] ~= r or tonumber(m[2]) ~= tonumber(ARGV[1]) or not m[3] then return '' end
+if m[1] ~= r or not m[3] then return '' end
 return m[3]
 `,
 );

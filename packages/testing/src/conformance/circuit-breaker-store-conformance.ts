@@ -213,6 +213,31 @@ export function describeCircuitBreakerStoreConformance(
       });
     });
 
+    it('re-buckets the window for another samplingWindow (a retune, replicas mid-deploy): outcomes keep their times', async () => {
+      const b = bench();
+      const key = b.key();
+      const p = params({ minThroughput: 100 });
+      await b.alignTo(p.samplingWindow);
+      await calls(b, key, p, 3, true);
+      await b.advance(500);
+      await calls(b, key, p, 2, false);
+      await b.advance(300); // the failures are 800 ms old, the successes 300 ms
+      expect(await b.store.inspect(key, { ...p, samplingWindow: 500 }, b.now())).toMatchObject({
+        calls: 2,
+        failureRatio: 0,
+      });
+      expect(await b.store.inspect(key, { ...p, samplingWindow: 2000 }, b.now())).toMatchObject({
+        calls: 5,
+        failureRatio: 0.6,
+      });
+      // recording under the other window keeps what it re-bucketed, and trips on it
+      const tripping = params({ samplingWindow: 2000, minThroughput: 6 });
+      expect(await calls(b, key, tripping, 1, true)).toEqual({
+        state: 'open',
+        transition: { from: 'closed', to: 'open' },
+      });
+    });
+
     // A wall clock (Redis TIME) can step back (NTP, a failover to a primary whose clock lags): peers.md §5 item 19.
     it('starts the window over when the clock steps back a whole window, so it can still trip', async () => {
       const b = bench();
