@@ -57,6 +57,17 @@ describe('mapResilienceError (SPEC §9 table)', () => {
       mapResilienceError(Object.assign(new Error('x'), { code: 'circuit_open', status: 503 })),
     ).toBeUndefined();
   });
+
+  it('leaves a ResilienceError that user code threw unmapped, even with a rejection kind or code', () => {
+    // the executor's rejections name their policy; these were built by a handler, not raised by Ballast
+    expect(
+      mapResilienceError(new ResilienceError({ kind: 'throttled', message: 'our own quota' })),
+    ).toBeUndefined();
+    expect(
+      mapResilienceError(new ResilienceError({ kind: 'infrastructure', code: ErrorCode.CIRCUIT_OPEN })),
+    ).toBeUndefined();
+    expect(mapResilienceError(rejection('throttled', 'quota_exceeded'))).toBeUndefined();
+  });
 });
 
 describe('retryAfterSeconds', () => {

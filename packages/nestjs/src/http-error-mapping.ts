@@ -50,12 +50,14 @@ export function retryAfterSeconds(ms: number | undefined): number {
 /**
  * SPEC §9's table: `throttled` → 429 (+ Retry-After); circuit open, bulkhead full or shed, forced open, store
  * unavailable → 503; attempt timeout, deadline exceeded → 504. Anything else — including a `ResilienceError` a
- * user threw or a configuration error — is not Ballast's rejection of *this request*, so it is not mapped.
+ * user threw or a configuration error — is not Ballast's rejection of *this request*, so it is not mapped. What
+ * tells them apart: the executor's rejections always name their policy (SPEC §11.2) and carry one of its codes.
  */
 export function mapResilienceError(error: unknown): MappedResilienceError | undefined {
-  if (!isResilienceError(error)) return undefined;
+  if (!isResilienceError(error) || error.policy === undefined) return undefined;
   if (error.kind === 'throttled') {
-    const message = THROTTLED_MESSAGES.get(error.code) ?? 'Too many requests; retry later.';
+    const message = THROTTLED_MESSAGES.get(error.code);
+    if (message === undefined) return undefined;
     return {
       status: 429,
       body: { statusCode: 429, error: TOO_MANY, code: error.code, message },
