@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import {
   Controller,
   Get,
+  Inject,
   Injectable,
   Param,
   Post,
@@ -9,6 +10,7 @@ import {
   ServiceUnavailableException,
   type INestApplication,
 } from '@nestjs/common';
+import { REQUEST } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import {
   CircuitBreakerStrategy,
@@ -89,9 +91,14 @@ class InventoryClient {
 
 @Injectable({ scope: Scope.REQUEST })
 class PerRequestClient {
+  constructor(@Inject(REQUEST) private readonly request: { headers: Record<string, unknown> }) {}
+
+  /** Reads its own request through `this`: a wrapper that ran another request's instance would answer wrong. */
   @Resilient('plain', { route: 'per-request' })
   async whoami(): Promise<string> {
-    return currentSignal() === undefined ? 'bare' : 'wrapped';
+    await Promise.resolve();
+    const wrapped = currentSignal() === undefined ? 'bare' : 'wrapped';
+    return `${wrapped}:${String(this.request.headers['x-tenant'])}`;
   }
 }
 
@@ -165,9 +172,12 @@ describe.each(ADAPTERS)('decorated provider methods (%s)', (adapter) => {
     expect(res.headers['retry-after']).toBe('60');
   });
 
-  it('wraps request-scoped providers too', async () => {
-    const res = await request(app.getHttpServer()).get('/catalog/scoped').expect(200);
-    expect(res.text).toBe('wrapped');
+  it('wraps request-scoped providers too, each request running its own instance', async () => {
+    const tenants = ['a', 'b', 'c', 'd'];
+    const answers = await Promise.all(
+      tenants.map((t) => request(app.getHttpServer()).get('/catalog/scoped').set('x-tenant', t).expect(200)),
+    );
+    expect(answers.map((res) => res.text)).toEqual(tenants.map((t) => `wrapped:${t}`));
     expect(events.find((e) => e.type === 'call')).toMatchObject({ route: 'per-request' });
   });
 
