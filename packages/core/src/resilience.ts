@@ -131,6 +131,7 @@ export class Resilience {
           const fresh = next.key(route);
           fresh.forcedOpen = ks.forcedOpen;
           fresh.breakerState = ks.breakerState;
+          ks.successor = fresh;
         }
         this.#policies.set(policy.name, next);
       },

@@ -1,6 +1,7 @@
 import { currentSignal } from '../context/context-storage';
 import { remainingTime, withDeadline } from '../context/deadline';
 import { BulkheadStrategy } from '../strategies/bulkhead-strategy';
+import { FallbackStrategy } from '../strategies/fallback-strategy';
 import { HedgeStrategy } from '../strategies/hedge-strategy';
 import { RetryStrategy } from '../strategies/retry-strategy';
 import { TimeoutStrategy } from '../strategies/timeout-strategy';
@@ -55,6 +56,56 @@ describe('deadline', () => {
     const [snap] = await resilience.admin.inspect({ policy: 'p' });
     expect(snap?.inUse).toBe(0);
     expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it.each(['at the start', 'during the call'])(
+    'the fallback covers a deadline that expires %s, and the call outcome is a failure either way',
+    async (when) => {
+      const { resilience, clock, ofType } = setup([
+        policy('p', [], {
+          fallback: new FallbackStrategy({ fallback: (e) => `policy fallback: ${codeOf(e)}` }),
+        }),
+        policy('bare', []),
+      ]);
+      const within = (run: () => Promise<unknown>) =>
+        settle(
+          withDeadline(
+            10,
+            async () => {
+              if (when === 'at the start') await clock.sleep(10);
+              return run();
+            },
+            clock,
+          ),
+        );
+      const fn = () => (when === 'at the start' ? 'ran' : hang());
+      const viaPolicy = within(() => resilience.run(fn, { policy: 'p' }));
+      const perCall = within(() =>
+        resilience.run(fn, { policy: 'bare', fallback: () => 'per-call fallback' }),
+      );
+      const without = within(() => resilience.run(fn, { policy: 'bare' }));
+      await clock.advance(10);
+      await clock.advance(0);
+      expect(viaPolicy.value).toBe('policy fallback: deadline_exceeded');
+      expect(perCall.value).toBe('per-call fallback');
+      expect(codeOf(without.error)).toBe('deadline_exceeded');
+      const failed = ofType('call').filter((e) => e.policy === 'bare' && e.outcome !== 'success');
+      expect(failed).toEqual([expect.objectContaining({ outcome: 'failure', code: 'deadline_exceeded' })]);
+      expect(clock.pendingTimers()).toBe(0);
+    },
+  );
+
+  it("a caller's own abort is still a cancellation, not a failure", async () => {
+    const { resilience, clock, ofType } = setup([policy('p', [])]);
+    const ac = new AbortController();
+    const s = settle(
+      withDeadline('1m', () => resilience.run(() => hang(), { policy: 'p', signal: ac.signal }), clock),
+    );
+    await clock.advance(0);
+    ac.abort(new Error('caller went away'));
+    await clock.advance(0);
+    expect(s.error).toMatchObject({ message: 'caller went away' });
+    expect(ofType('call')).toEqual([expect.objectContaining({ outcome: 'cancelled' })]);
   });
 
   it('fn sees the deadline through remainingTime() and its signal through currentSignal()', async () => {

@@ -157,6 +157,24 @@ describe('retry', () => {
     expect(ofType('retry')).toHaveLength(2);
   });
 
+  it('a retry the deadline rules out spends no budget token', async () => {
+    const { resilience, clock } = retrying({
+      maxAttempts: 2,
+      backoff: { base: 100, max: 100, jitter: 'none' },
+      budget: { ratio: 0.1 }, // one token, full at start; calls earn 0.1 each
+    });
+    const first = script(clock, [infraError()]);
+    const s = settle(withDeadline(50, () => resilience.run(first.fn, { policy: 'p' }), clock));
+    await clock.advance(0);
+    expect(s.error).toMatchObject({ code: 'ECONNRESET' }); // a 100 ms backoff would outlive the 50 ms deadline
+    expect(first.seen).toHaveLength(1);
+    const second = script(clock, [infraError()]);
+    const t = settle(resilience.run(second.fn, { policy: 'p' }));
+    await clock.advance(100);
+    expect(t.value).toBe('ok'); // the token is still there for this retry
+    expect(second.seen).toHaveLength(2);
+  });
+
   it('never sleeps past the deadline: when the next backoff would outlive it, the real error is thrown at once', async () => {
     const { resilience, clock, ofType } = retrying({
       maxAttempts: 10,

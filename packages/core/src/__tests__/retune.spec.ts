@@ -144,6 +144,19 @@ describe('admin.retune', () => {
     await expect(resilience.run(() => 'refilled', { policy: 'p' })).resolves.toBe('refilled');
   });
 
+  it('a breaker tripped by a call in flight across a retune pins its key: LRU eviction cannot forget it', async () => {
+    const p = () => policy('p', [breaker({ minThroughput: 1, breakDuration: '1m' })]);
+    const { resilience, clock } = setup([p()], { maxKeysPerPolicy: 1 });
+    const slow = deferred();
+    const inFlight = settle(resilience.run(() => slow.promise, { policy: 'p', route: 'a' }));
+    await resilience.admin.retune(p());
+    slow.reject(infraError()); // finishes on the state it captured, and trips a's breaker
+    await clock.advance(0);
+    expect(inFlight.done).toBe(true);
+    await resilience.run(() => 1, { policy: 'p', route: 'b' }); // a new key: an idle one may be evicted, not a
+    expect(codeOf(await errorOf(resilience.run(() => 1, { policy: 'p', route: 'a' })))).toBe('circuit_open');
+  });
+
   it('inspect still lists the routes seen before a retune (with their open breakers)', async () => {
     const { resilience } = setup([policy('p', [breaker({ minThroughput: 1 })])]);
     await resilience.run(() => Promise.reject(infraError()), { policy: 'p', route: 'a' }).catch(() => 0);

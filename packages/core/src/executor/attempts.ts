@@ -152,8 +152,6 @@ function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): number {
   if (lane.cancelled || retry === undefined || n >= retry.maxAttempts) return stop(inv, lane, false);
   const kind = e.classify(lane.error);
   if (!retry.retryOn.includes(kind as never)) return stop(inv, lane, false);
-  const budget = inv.ks.retryBudget;
-  if (budget !== undefined && !budget.tryWithdraw()) return stop(inv, lane, false);
   let delay = retry.backoff.delay(n, lane.previousDelay, e.random);
   lane.previousDelay = delay;
   // A throttled error's hint, and the one on Ballast's own rejections (a nested call's open circuit): waiting
@@ -166,6 +164,9 @@ function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): number {
     if (hint !== undefined && hint > delay) delay = hint;
   }
   if (inv.deadline !== undefined && e.clock.now() + delay >= inv.deadline) return stop(inv, lane, false);
+  // Withdrawn last: a retry the deadline rules out spends no token.
+  const budget = inv.ks.retryBudget;
+  if (budget !== undefined && !budget.tryWithdraw()) return stop(inv, lane, false);
   if (e.listening) {
     e.emit({
       type: 'retry',

@@ -38,6 +38,8 @@ export class Invocation extends Lane {
   readonly cancellable: boolean;
   /** Set when the caller's signal or the deadline ended the call. */
   callerCancelled = false;
+  /** Set when it was the deadline: the call then failed (a timeout), it was not cancelled by its caller. */
+  deadlineExpired = false;
   /** Hedged lanes besides this one. */
   lanes: Lane[] | undefined = undefined;
   /** Links in the caller signal's list of running calls (signal-watch.ts). */
@@ -99,18 +101,13 @@ export class Invocation extends Lane {
     this.#begin(started);
   }
 
-  /** The caller already aborted, or the deadline already passed: the error the call ends with at once; else GO. */
+  /** The caller already aborted: the error the call ends with at once (no fallback: nobody waits for it); else GO. */
   #refusedAtStart(started: number): unknown {
     this.#started = started;
     const signal = this.opts.signal;
     if (signal?.aborted) {
       this.#emitCall('cancelled', started, undefined);
       return signal.reason;
-    }
-    if (this.deadline !== undefined && this.deadline <= started) {
-      const err = rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route);
-      this.#emitCall('failure', started, err.code);
-      return err;
     }
     return GO;
   }
@@ -120,14 +117,15 @@ export class Invocation extends Lane {
     const signal = this.opts.signal;
     // One shared listener per caller signal, not one per call (Node warns past 10 on one signal).
     if (signal !== undefined) watchSignal(signal, this);
-    if (this.deadline !== undefined) {
-      this.#deadlineTimer = e.clock.setTimeout(
-        () => this.cancelAll(rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route)),
-        this.deadline - started,
-      );
-    }
     const ks = this.ks;
     ks.inflight++;
+    if (this.deadline !== undefined && this.deadline > started) {
+      this.#deadlineTimer = e.clock.setTimeout(() => this.#deadlineReached(), this.deadline - started);
+    } else if (this.deadline !== undefined) {
+      // Already past the deadline: no strategy runs, but the fallback wraps everything (SPEC §4), so it still may.
+      this.error = rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route);
+      return passEnded(false, this);
+    }
     ks.retryBudget?.onCall();
     ks.hedgeBudget?.onCall();
     // A forced-open key refuses before any strategy, but the fallback still covers it (it wraps everything).
@@ -175,7 +173,9 @@ export class Invocation extends Lane {
 
   #fallbackFailed(fallbackError: unknown): void {
     this.#emitCall(
-      this.callerCancelled && fallbackError === this.cancelReason ? 'cancelled' : 'failure',
+      this.callerCancelled && !this.deadlineExpired && fallbackError === this.cancelReason
+        ? 'cancelled'
+        : 'failure',
       this.#started,
       codeOf(fallbackError, this.engine),
     );
@@ -234,6 +234,12 @@ export class Invocation extends Lane {
     });
   }
 
+  #deadlineReached(): void {
+    if (this.callerCancelled) return;
+    this.deadlineExpired = true;
+    this.cancelAll(rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route));
+  }
+
   /** Caller abort or deadline: every lane stops now and releases what it holds. */
   cancelAll(reason: unknown): void {
     if (this.callerCancelled) return;
@@ -280,7 +286,7 @@ export class Invocation extends Lane {
   }
 
   #breakerRecorded(r: BreakerRecordResult): void {
-    this.ks.breakerState = r.state;
+    this.ks.sawBreaker(r.state);
     if (r.transition !== undefined) this.breakerTransition(r.transition.from, r.transition.to);
   }
 
@@ -298,7 +304,7 @@ export class Invocation extends Lane {
   }
 
   #failureOutcome(error: unknown): CallOutcome {
-    if (this.callerCancelled) return 'cancelled';
+    if (this.callerCancelled) return this.deadlineExpired ? 'failure' : 'cancelled';
     if (this.rejected || (error instanceof ResilienceError && REJECTION_CODES.has(error.code)))
       return 'rejected';
     return 'failure';

@@ -152,7 +152,7 @@ function afterBreaker(
 ): void {
   if (isPromiseLike(adm)) return later(inv, lane, adm, (v) => afterBreaker(inv, lane, v, local, undefined));
   if (adm.transition !== undefined) inv.breakerTransition(adm.transition.from, adm.transition.to);
-  inv.ks.breakerState = adm.state;
+  inv.ks.sawBreaker(adm.state);
   if (!adm.admitted)
     return end(inv, lane, reject(inv, lane, 'infrastructure', ErrorCode.CIRCUIT_OPEN, adm.retryAfter));
   lane.holdsPermit = true;

@@ -40,8 +40,10 @@ export class KeyState {
   /** Second-chance bit of the CLOCK eviction: set on use, cleared by the eviction sweep. */
   touched = true;
   forcedOpen = false;
-  /** Last breaker state this process saw; an open breaker's key is never evicted. */
+  /** Last breaker state this process saw; an open breaker's key is never evicted. Set through {@link sawBreaker}. */
   breakerState: BreakerState = 'closed';
+  /** The key's state in the runtime that replaced this one (a retune), while calls still finish on this one. */
+  successor: KeyState | undefined = undefined;
   readonly bulkhead: BulkheadRuntime | undefined;
   readonly throttle: AdaptiveThrottle | undefined;
   readonly retryBudget: RetryBudgetState | undefined;
@@ -79,6 +81,15 @@ export class KeyState {
     this.hedgeBudget = hb === undefined ? undefined : new RetryBudgetState(hb.options);
     const q = h?.options.adaptiveDelayQuantile;
     this.hedgeLatency = q === undefined ? undefined : new WindowedP2Quantile(q, { window: 512 });
+  }
+
+  /**
+   * Records the breaker state seen by a call of this key. After a retune, calls in flight finish on the state they
+   * hold, but the breaker they trip is the key's, so the state reaches the current runtime's key too: otherwise
+   * that key would read closed, count as idle and be evicted with the open breaker in it.
+   */
+  sawBreaker(state: BreakerState): void {
+    for (let ks: KeyState | undefined = this; ks !== undefined; ks = ks.successor) ks.breakerState = state;
   }
 
   /** An idle key can be dropped without losing anything that matters. */

@@ -50,7 +50,7 @@ export async function admitStream(engine: Engine, pr: PolicyRuntime, ks: KeyStat
     if (adm.transition !== undefined && e.listening) {
       e.emit({ type: 'breaker_state', policy, route, from: adm.transition.from, to: adm.transition.to });
     }
-    ks.breakerState = adm.state;
+    ks.sawBreaker(adm.state);
     if (!adm.admitted) refuse(ErrorCode.CIRCUIT_OPEN, adm.retryAfter);
   }
   const permit = adm?.admitted ? { generation: adm.generation, lease: adm.lease } : undefined;
@@ -89,7 +89,7 @@ export async function admitStream(engine: Engine, pr: PolicyRuntime, ks: KeyStat
           state: typeof ks.breakerState;
           transition: BreakerAdmission['transition'];
         }): void => {
-          ks.breakerState = res.state;
+          ks.sawBreaker(res.state);
           if (res.transition !== undefined && e.listening) {
             e.emit({
               type: 'breaker_state',
