@@ -89,7 +89,8 @@ export class KeyState {
    * that key would read closed, count as idle and be evicted with the open breaker in it.
    */
   sawBreaker(state: BreakerState): void {
-    for (let ks: KeyState | undefined = this; ks !== undefined; ks = ks.successor) ks.breakerState = state;
+    this.breakerState = state;
+    for (let next = this.successor; next !== undefined; next = next.successor) next.breakerState = state;
   }
 
   /** An idle key can be dropped without losing anything that matters. */
