@@ -1,11 +1,16 @@
-import { ResilienceError } from '../errors/resilience-error';
+import type { ResilienceError } from '../errors/resilience-error';
+import { stacklessError } from '../errors/stackless';
 import type { Invocation } from './invocation';
 import { Lane } from './lane';
 import { runPipeline } from './pipeline';
 
-/** The abort reason a losing hedged attempt sees: distinct from a timeout or the caller's own reason. */
+/**
+ * The abort reason a losing hedged attempt sees: distinct from a timeout or the caller's own reason. Built only
+ * when there is a loser, and without a stack (it would only point into the executor; capturing one costs
+ * microseconds, more than the rest of a hedged call).
+ */
 function hedgeLost(policy: string, route: string | undefined): ResilienceError {
-  return new ResilienceError({
+  return stacklessError({
     kind: 'internal',
     code: 'hedge_lost',
     message: 'Another hedged attempt won',
@@ -46,8 +51,9 @@ export function runHedged(inv: Invocation): Promise<boolean> {
       finished = true;
       if (timer !== undefined) e.clock.clearTimeout(timer);
       timer = undefined;
-      const reason = winner === undefined ? undefined : hedgeLost(inv.policyName, inv.route);
-      if (winner !== undefined) {
+      const reason =
+        winner === undefined || lanes.length === 0 ? undefined : hedgeLost(inv.policyName, inv.route);
+      if (winner !== undefined && reason !== undefined) {
         if (winner !== inv) inv.cancel(reason);
         for (const l of lanes) if (l !== winner) l.cancel(reason);
       }

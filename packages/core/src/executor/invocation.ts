@@ -1,5 +1,6 @@
 import { currentFrame } from '../context/context-storage';
 import { ErrorCode, ResilienceError } from '../errors/resilience-error';
+import { stacklessError } from '../errors/stackless';
 import type { CallOutcome } from '../events';
 import type { BreakerOutcome, BreakerPermit, BreakerRecordResult, BreakerState } from '../stores/ports';
 import type { Clock } from '../time/clock';
@@ -252,7 +253,8 @@ export class Invocation extends Lane {
     const e = this.engine;
     if (e.listening)
       e.emit({ type: 'attempt_timeout', policy: this.policyName, route: this.route, attempt, timeout });
-    return new ResilienceError({
+    // Without a stack, like the rejections: a slow dependency times out many attempts at once.
+    return stacklessError({
       kind: 'infrastructure',
       code: ErrorCode.ATTEMPT_TIMEOUT,
       message: `Attempt ${attempt} timed out after ${timeout} ms`,
