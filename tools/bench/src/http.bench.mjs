@@ -10,8 +10,8 @@ import autocannon from 'autocannon';
 import { machine, median, quantile, writeSection } from './lib/report.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 5);
-const DURATION = Number(process.env.BENCH_HTTP_DURATION ?? 5);
+const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 9);
+const DURATION = Number(process.env.BENCH_HTTP_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
 const ADAPTERS = ['express', 'fastify'];
 // [name, label, server process, app, route]. The 'noctx' process runs ResilienceModule with `ambientContext: false`:

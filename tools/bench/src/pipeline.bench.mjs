@@ -3,7 +3,7 @@
 // medians and ratios to the bare await measured in the same round. Writes the "pipeline" section of BENCHMARKS.md.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machine, median, runChild, writeSection } from './lib/report.mjs';
+import { CAN_PIN, machine, median, runChild, writeSection } from './lib/report.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const child = path.join(here, 'pipeline.child.mjs');
@@ -70,8 +70,9 @@ for (const [v, label] of variants) {
 const body = `## Pipeline overhead (\`@ballast/core\` vs peers)
 
 Sequential awaited calls of \`async () => 1\`; ${CALLS} calls per measurement after a warm-up, a fresh Node process
-per (variant, round), ${ROUNDS} interleaved rounds, medians; the ratio is against the bare await measured at the start
-and end of the same round. Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
+per (variant, round)${CAN_PIN ? ', pinned to one core (`taskset`)' : ''}, ${ROUNDS} interleaved rounds, medians; the ratio is
+against the bare await measured at the start and end of the same round. Machine: ${env}. Measured
+${new Date().toISOString().slice(0, 10)}.
 
 ${table}
 Heap growth over 10⁶ further calls after a forced GC (\`--expose-gc\`): ${Object.entries(heap)
@@ -83,7 +84,8 @@ Reading it:
   synchronous, and a call adds two promises to the user's own — the one the caller awaits and one reaction on the
   user's promise. A timeout adds an entry to the shared timer queue, which arms its clock timer in the event loop's
   check phase (one \`setImmediate\` for the whole burst here), so a call that settles within the turn, as here,
-  never creates a clock timer.
+  never creates a clock timer. The entry is an \`AsyncResource\` (≈ 10 ns, ≈ 80 ns once async hooks are on), so
+  a retry or fallback after a timeout runs in its own request's AsyncLocalStorage context.
 - On Node 20 the first use of AsyncLocalStorage in a process turns on promise hooks that make every promise of
   the process slower (compare the two bare rows). By default Ballast runs each attempt in an AsyncLocalStorage
   frame so \`currentSignal()\`, \`remainingTime()\` and \`currentCriticality()\` work, so in a process where it

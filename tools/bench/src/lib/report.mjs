@@ -22,9 +22,25 @@ export function quantile(xs, q) {
   return s[lo] + (s[hi] - s[lo]) * (pos - lo);
 }
 
-/** Runs `script` in a fresh Node process with args; the child prints one JSON line on stdout. */
+/** Whether `taskset` can pin processes to a core here (Linux util-linux); measurements then migrate less. */
+export const CAN_PIN = (() => {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Runs `script` in a fresh Node process with args, pinned to the last core when `taskset` is there (the parent
+ * and the rest of the machine keep the others); the child prints one JSON line on stdout.
+ */
 export function runChild(script, args, nodeArgs = []) {
-  const out = execFileSync(process.execPath, [...nodeArgs, script, ...args], {
+  const command = [process.execPath, ...nodeArgs, script, ...args];
+  const core = String(os.cpus().length - 1);
+  const [file, ...argv] = CAN_PIN ? ['taskset', '-c', core, ...command] : command;
+  const out = execFileSync(file, argv, {
     encoding: 'utf8',
     maxBuffer: 1 << 24,
   });
