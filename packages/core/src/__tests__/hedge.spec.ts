@@ -308,4 +308,61 @@ describe('hedge: adaptive delay', () => {
     await r.clock.advance(0);
     expect(r.clock.pendingTimers()).toBe(0);
   });
+  it('learns from slowness, not failure: fast failures of the primary leave the delay alone', async () => {
+    const r = hedged({ ...adaptive, delayMin: 1, delayMax: 1000 });
+    const delayNow = async () => (await r.resilience.admin.inspect({ policy: 'p' }))[0]?.hedgeDelay;
+    await primaries(r, 50, 5);
+    expect(await delayNow()).toBe(50);
+    for (let i = 0; i < 30; i++) {
+      const s = settle(
+        r.resilience.run(
+          async () => {
+            await r.clock.sleep(2);
+            throw infraError();
+          },
+          { policy: 'p' },
+        ),
+      );
+      await r.clock.advance(2);
+      expect(s.error).toMatchObject({ code: 'ECONNRESET' });
+    }
+    expect(await delayNow()).toBe(50); // a failing dependency must not make the policy hedge harder
+    expect(r.ofType('hedge_attempt')).toHaveLength(0);
+  });
+
+  it('a primary that times out counts as slow (its timeout is a lower bound of its latency)', async () => {
+    const r = hedged({ ...adaptive, delayMin: 1, delayMax: 1000 }, [new TimeoutStrategy({ timeout: 80 })]);
+    const delayNow = async () => (await r.resilience.admin.inspect({ policy: 'p' }))[0]?.hedgeDelay;
+    await primaries(r, 30, 5);
+    expect(await delayNow()).toBe(30);
+    for (let i = 0; i < 6; i++) {
+      const s = settle(r.resilience.run(hang, { policy: 'p' }));
+      await r.clock.advance(1000); // the primary and its hedge both time out
+      expect(codeOf(s.error)).toBe('attempt_timeout');
+    }
+    expect(await delayNow()).toBeGreaterThan(30);
+    expect(r.clock.pendingTimers()).toBe(0);
+  });
+
+  it('a primary that loses the race counts with its latency so far (a lower bound), not as a fast sample', async () => {
+    const r = hedged({ ...adaptive, delayMin: 1, delayMax: 1000 });
+    const delayNow = async () => (await r.resilience.admin.inspect({ policy: 'p' }))[0]?.hedgeDelay;
+    await primaries(r, 30, 5);
+    expect(await delayNow()).toBe(30);
+    for (let i = 0; i < 10; i++) {
+      const delay = (await delayNow())!;
+      expect(delay).toBeLessThan(60);
+      const a = attempts();
+      const s = settle(r.resilience.run(a.fn, { policy: 'p' }));
+      await r.clock.advance(delay); // the hedge starts at the current delay …
+      expect(a.list).toHaveLength(2);
+      await r.clock.advance(60 - delay);
+      a.list[1]!.d.resolve('hedge'); // … and wins 60 ms after the primary started
+      await r.clock.advance(0);
+      expect(s.value).toBe('hedge');
+      expect(a.list[0]!.ctx.signal.reason).toMatchObject({ code: 'hedge_lost' });
+    }
+    // The primaries that lost were at least 60 ms slow: the median moves up towards 60, never down.
+    expect(await delayNow()).toBeGreaterThan(45);
+  });
 });

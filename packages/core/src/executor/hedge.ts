@@ -1,4 +1,4 @@
-import type { ResilienceError } from '../errors/resilience-error';
+import { ErrorCode, ResilienceError } from '../errors/resilience-error';
 import { stacklessError } from '../errors/stackless';
 import type { Invocation } from './invocation';
 import { Lane } from './lane';
@@ -17,6 +17,11 @@ function hedgeLost(policy: string, route: string | undefined): ResilienceError {
     policy,
     ...(route === undefined ? {} : { route }),
   });
+}
+
+/** The primary's attempts ended on their timeout: slowness, not a fast failure. */
+function timedOut(inv: Invocation): boolean {
+  return inv.error instanceof ResilienceError && inv.error.code === ErrorCode.ATTEMPT_TIMEOUT;
 }
 
 /** Current hedge delay: the observed quantile of primary latency, clamped, or the fixed delay until warm. */
@@ -83,7 +88,11 @@ export function runHedged(inv: Invocation): Promise<boolean> {
       running++;
       void runPipeline(inv, lane).then((ok) => {
         running--;
-        if (lane === inv && !inv.callerCancelled) inv.ks.hedgeLatency?.add(e.clock.now() - started);
+        // The delay learns how long a primary takes to *succeed* (hedges fire on slowness, not failure): a fast
+        // failure or rejection is no latency sample, or a failing dependency would pull the delay down and hedge
+        // harder. A primary that lost the race, or timed out, was at least this slow: a lower bound, kept.
+        if (lane === inv && !inv.callerCancelled && (ok || finished || timedOut(inv)))
+          inv.ks.hedgeLatency?.add(e.clock.now() - started);
         if (finished) return;
         if (ok) return finish(lane);
         last = lane;
