@@ -126,12 +126,16 @@ export class Resilience {
         const old = this.#policies.get(policy.name)!;
         const next = new PolicyRuntime(policy, this.#maxKeys, engine);
         next.forcedAll = old.forcedAll;
+        const dropDigest = old.digestParams !== undefined || next.digestParams !== undefined;
         // Every route seen stays known (inspect lists it; an open breaker's key stays pinned), with fresh adaptive state.
         for (const [route, ks] of old.keys) {
           const fresh = next.key(route);
           fresh.forcedOpen = ks.forcedOpen;
           fresh.breakerState = ks.breakerState;
           ks.successor = fresh;
+          // The limit counts the calls admitted before the retune, and parked waiters keep their place.
+          if (ks.bulkhead !== undefined && fresh.bulkhead !== undefined) ks.bulkhead.handOver(fresh.bulkhead);
+          if (dropDigest) this.#resetDigest(policy.name, route, ks.key);
         }
         this.#policies.set(policy.name, next);
       },
@@ -217,6 +221,20 @@ export class Resilience {
           'BallastListenerWarning',
         );
       }
+    }
+  }
+
+  /** Retune drops the adaptive bulkhead's latency estimate too (SPEC §6), in the store, where a fleet shares it. */
+  #resetDigest(policy: string, route: string | undefined, key: StateKey): void {
+    const e = this.#engine;
+    const degraded = (error: unknown): void => {
+      if (e.listening) e.emit({ type: 'store_degraded', policy, route, store: 'latencyDigest', error });
+    };
+    try {
+      const done = e.digest.reset(key, e.clock.now());
+      if (done instanceof Promise) done.then(undefined, degraded);
+    } catch (error) {
+      degraded(error);
     }
   }
 

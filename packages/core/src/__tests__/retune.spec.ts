@@ -55,18 +55,108 @@ describe('admin.retune', () => {
     const old = settle(resilience.run(hang, { policy: 'p' }));
     await clock.advance(10);
     await resilience.admin.retune(
-      policy('p', [new TimeoutStrategy({ timeout: 1000 }), new BulkheadStrategy({ maxConcurrency: 1 })]),
+      policy('p', [
+        new TimeoutStrategy({ timeout: 1000 }),
+        new BulkheadStrategy({ maxConcurrency: 1, maxQueue: 1 }),
+      ]),
     );
     const d = deferred<string>();
-    const fresh = settle(resilience.run(() => d.promise, { policy: 'p' })); // the new bulkhead is empty
+    let started = false;
+    const fresh = settle(
+      resilience.run(
+        () => {
+          started = true;
+          return d.promise;
+        },
+        { policy: 'p' },
+      ),
+    );
+    await clock.advance(0);
+    expect(started).toBe(false); // the old call still holds the only slot: the new bulkhead counts it
     await clock.advance(90);
     expect(codeOf(old.error)).toBe('attempt_timeout'); // still its own 100 ms
+    expect(started).toBe(true); // its slot went to the waiter
     expect(fresh.done).toBe(false);
     d.resolve('new');
     await clock.advance(0);
     expect(fresh.value).toBe('new');
     const [snap] = await resilience.admin.inspect({ policy: 'p' });
-    expect(snap?.inUse).toBe(0); // the old call released into the old runtime, never into the new one
+    expect(snap?.inUse).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('carries held slots and parked waiters to the new bulkhead: the limit holds and nobody is overtaken', async () => {
+    const make = (maxConcurrency: number) =>
+      policy('p', [new BulkheadStrategy({ maxConcurrency, maxQueue: 4 })]);
+    const { resilience, clock } = setup([make(1)]);
+    const order: string[] = [];
+    let running = 0;
+    let peak = 0;
+    const gates = new Map<string, ReturnType<typeof deferred<string>>>();
+    const call = (name: string) => {
+      const d = deferred<string>();
+      gates.set(name, d);
+      return settle(
+        resilience.run(
+          async () => {
+            order.push(name);
+            peak = Math.max(peak, ++running);
+            try {
+              return await d.promise;
+            } finally {
+              running--;
+            }
+          },
+          { policy: 'p' },
+        ),
+      );
+    };
+    const a = call('a');
+    const b = call('b'); // parked behind a
+    await clock.advance(0);
+    await resilience.admin.retune(make(1));
+    const c = call('c'); // a newcomer after the retune queues behind b
+    await clock.advance(0);
+    expect(order).toEqual(['a']);
+    let [snap] = await resilience.admin.inspect({ policy: 'p' });
+    expect(snap).toMatchObject({ concurrencyLimit: 1, inUse: 1, waiting: 2 });
+    gates.get('a')!.resolve('a');
+    await clock.advance(0);
+    expect(order).toEqual(['a', 'b']);
+    gates.get('b')!.resolve('b');
+    await clock.advance(0);
+    expect(order).toEqual(['a', 'b', 'c']);
+    // A retune that raises the limit lets the queue through at once.
+    const d = call('d');
+    const e = call('e');
+    await clock.advance(0);
+    await resilience.admin.retune(make(3));
+    await clock.advance(0);
+    expect(order).toEqual(['a', 'b', 'c', 'd', 'e']);
+    for (const g of gates.values()) g.resolve('done');
+    await clock.advance(0);
+    expect([a, b, c, d, e].map((s) => s.done)).toEqual([true, true, true, true, true]);
+    expect(peak).toBe(3);
+    [snap] = await resilience.admin.inspect({ policy: 'p' });
+    expect(snap).toMatchObject({ concurrencyLimit: 3, inUse: 0, waiting: 0 });
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('a waiter carried over that does not fit the new, smaller queue is refused (bulkhead_full), not lost', async () => {
+    const { resilience, clock } = setup([
+      policy('p', [new BulkheadStrategy({ maxConcurrency: 1, maxQueue: 3 })]),
+    ]);
+    const hold = deferred();
+    const running = settle(resilience.run(() => hold.promise, { policy: 'p' }));
+    const waiters = [0, 1, 2].map((i) => settle(resilience.run(() => i, { policy: 'p' })));
+    await clock.advance(0);
+    await resilience.admin.retune(policy('p', [new BulkheadStrategy({ maxConcurrency: 1, maxQueue: 1 })]));
+    await clock.advance(0);
+    expect(waiters.map((w) => codeOf(w.error))).toEqual([undefined, 'bulkhead_full', 'bulkhead_full']);
+    hold.resolve('x');
+    await clock.advance(0);
+    expect(running.value).toBe('x');
+    expect(waiters[0]!.value).toBe(0);
     expect(clock.pendingTimers()).toBe(0);
   });
 
@@ -107,6 +197,43 @@ describe('admin.retune', () => {
     await resilience.run(() => 'touch', { policy: 'p' });
     [snap] = await resilience.admin.inspect({ policy: 'p' });
     expect(snap).toMatchObject({ concurrencyLimit: 8, hedgeDelay: 500 });
+  });
+
+  it('drops the adaptive bulkhead latency digest: a fast first sample after a retune does not shrink the limit', async () => {
+    const make = () =>
+      policy('p', [
+        new AdaptiveBulkheadStrategy({
+          latencyThreshold: 10,
+          latencyQuantile: 0.5,
+          window: 100,
+          maxConcurrency: 8,
+          backoffRatio: 0.5,
+          cooldown: '1h', // one decrease, then the digest keeps learning the slow latency
+        }),
+      ]);
+    const { resilience, clock } = setup([make()]);
+    const callTaking = async (ms: number) => {
+      const s = settle(
+        resilience.run(
+          async () => {
+            await clock.sleep(ms);
+            return ms;
+          },
+          { policy: 'p' },
+        ),
+      );
+      await clock.advance(ms);
+      expect(s.value).toBe(ms);
+    };
+    for (let i = 0; i < 20; i++) await callTaking(50);
+    let [snap] = await resilience.admin.inspect({ policy: 'p' });
+    expect(snap?.concurrencyLimit).toBe(4);
+    await resilience.admin.retune(make());
+    [snap] = await resilience.admin.inspect({ policy: 'p' });
+    expect(snap?.concurrencyLimit).toBe(8);
+    await callTaking(1);
+    [snap] = await resilience.admin.inspect({ policy: 'p' });
+    expect(snap?.concurrencyLimit).toBe(8);
   });
 
   it('keeps event subscriptions and forced-open flags (resilience4j #1116)', async () => {

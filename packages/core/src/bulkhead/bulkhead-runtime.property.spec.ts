@@ -36,7 +36,8 @@ type Op =
   | { t: 'cancel'; pick: number }
   | { t: 'race'; release: number; cancel: number }
   | { t: 'advance'; ms: number }
-  | { t: 'limit'; value: number };
+  | { t: 'limit'; value: number }
+  | { t: 'retune' };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -69,6 +70,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ t: fc.constant('limit' as const), value: fc.integer({ min: 1, max: 6 }) }),
   },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('retune' as const) }) },
 );
 
 const queueArb: fc.Arbitrary<ResolvedQueueOptions> = fc.record({
@@ -87,9 +89,13 @@ class ManualLimit implements LimitController {
   sample(): void {}
 }
 
-function build(kind: Kind, queue: ResolvedQueueOptions, max: number) {
-  const clock = new FakeClock(0);
-  const sheds: number[] = [];
+function build(
+  kind: Kind,
+  queue: ResolvedQueueOptions,
+  max: number,
+  clock = new FakeClock(0),
+  sheds: number[] = [],
+) {
   const deps: BulkheadRuntimeDeps = {
     clock,
     key: stateKey('p', 'r'),
@@ -148,6 +154,8 @@ function build(kind: Kind, queue: ResolvedQueueOptions, max: number) {
 
 interface Handle {
   readonly seq: number;
+  /** The runtime it acquired from: a call releases there even after a retune replaced it (which forwards). */
+  readonly owner: BulkheadRuntime;
   readonly deadline: number | undefined;
   status: 'parked' | 'held' | 'released' | 'rejected' | 'cancelled';
   parked: ParkedAdmission | undefined;
@@ -155,7 +163,10 @@ interface Handle {
 }
 
 async function runScenario(kind: Kind, queue: ResolvedQueueOptions, max: number, ops: Op[]): Promise<void> {
-  const { clock, runtime, manual, sheds } = build(kind, queue, max);
+  const built = build(kind, queue, max);
+  const { clock, sheds } = built;
+  let { runtime, manual } = built;
+  const runtimes = [runtime];
   const handles: Handle[] = [];
   const grantOrder: number[] = [];
   const problems: string[] = [];
@@ -169,7 +180,7 @@ async function runScenario(kind: Kind, queue: ResolvedQueueOptions, max: number,
   };
   const release = (h: Handle, outcome: BulkheadOutcome, latency: number) => {
     h.status = 'released';
-    runtime.release(latency, outcome);
+    h.owner.release(latency, outcome);
     maxLimit = Math.max(maxLimit, runtime.limit);
   };
 
@@ -182,6 +193,7 @@ async function runScenario(kind: Kind, queue: ResolvedQueueOptions, max: number,
         const a = runtime.acquire(op.crit, deadline);
         const h: Handle = {
           seq: handles.length,
+          owner: runtime,
           deadline,
           status: 'parked',
           parked: undefined,
@@ -248,6 +260,16 @@ async function runScenario(kind: Kind, queue: ResolvedQueueOptions, max: number,
       case 'advance':
         await clock.advance(op.ms);
         break;
+      case 'retune': {
+        // admin.retune: the key gets a fresh runtime (fresh adaptive state) that takes over slots and waiters.
+        const next = build(kind, queue, max, clock, sheds);
+        runtime.handOver(next.runtime);
+        runtime = next.runtime;
+        manual = next.manual;
+        runtimes.push(runtime);
+        maxLimit = Math.max(maxLimit, runtime.limit); // held slots carry over even above the new limit
+        break;
+      }
       case 'limit':
         if (manual !== undefined) {
           manual.limit = op.value;
@@ -268,7 +290,7 @@ async function runScenario(kind: Kind, queue: ResolvedQueueOptions, max: number,
     if (inUse > maxLimit) problems.push(`${at}: above the highest limit ${maxLimit}`);
     if (admitted && inUse > limit) problems.push(`${at}: admitted above the limit`);
     if (waiting > 0 && inUse < limit) problems.push(`${at}: a slot idles while someone waits`);
-    if (runtime.overReleases !== 0) problems.push(`${at}: over-release`);
+    if (runtimes.some((r) => r.overReleases !== 0)) problems.push(`${at}: over-release`);
     if (problems.length > 0) throw new Error(problems.join('\n'));
   };
 
@@ -282,6 +304,7 @@ async function runScenario(kind: Kind, queue: ResolvedQueueOptions, max: number,
     await settle();
   }
   expect([runtime.inUse, runtime.waiting, runtime.overReleases]).toEqual([0, 0, 0]);
+  expect(runtimes.map((r) => [r.inUse, r.waiting, r.overReleases])).toEqual(runtimes.map(() => [0, 0, 0]));
   expect(handles.filter((h) => h.status === 'held' || h.status === 'parked')).toEqual([]);
   expect(sheds.length).toBe(shedRejections);
   if (fifo) expect(grantOrder).toEqual([...grantOrder].sort((a, b) => a - b));

@@ -54,6 +54,12 @@ export interface BulkheadRuntime {
    * when no slot is held is ignored and counted in `overReleases`.
    */
   release(latency: number, outcome: BulkheadOutcome): void;
+  /**
+   * Retune (SPEC §6): moves the slots this bulkhead holds and its parked waiters, in arrival order, to `next`, the
+   * key's bulkhead under the new policy, so the limit keeps counting calls admitted before the retune and a newcomer
+   * never overtakes a parked waiter. From then on this one only forwards: releases and cancels reach `next`.
+   */
+  handOver(next: BulkheadRuntime): void;
 }
 
 export type BulkheadStrategyConfig =
@@ -99,8 +105,9 @@ class Waiter implements ParkedAdmission {
   settle!: (admission: Admission) => void;
 
   constructor(
-    private readonly owner: QueuedBulkhead,
-    readonly criticality: number,
+    /** The bulkhead it waits in; changes when a retune carries it over ({@link BulkheadRuntime.handOver}). */
+    public owner: QueuedBulkhead,
+    readonly criticality: Criticality,
     readonly deadline: number | undefined,
     readonly enqueuedAt: number,
   ) {
@@ -145,13 +152,15 @@ export class QueuedBulkhead implements BulkheadRuntime {
   readonly #clock: Clock;
   readonly #hooks: BulkheadHooks;
   readonly #origin: ErrorOrigin;
-  readonly #queue: CoDelQueue<Waiter> | undefined;
+  #queue: CoDelQueue<Waiter> | undefined;
   readonly #maxQueue: number;
   readonly #prioritized: boolean;
   readonly #controller: LimitController;
   #limit: number;
   #inUse = 0;
   #overReleases = 0;
+  /** Set by {@link handOver}: the bulkhead that now owns this one's slots and waiters. */
+  #successor: QueuedBulkhead | undefined = undefined;
 
   constructor(
     queue: ResolvedQueueOptions,
@@ -200,6 +209,8 @@ export class QueuedBulkhead implements BulkheadRuntime {
   }
 
   acquire(criticality: number, deadline: number | undefined): Admission | ParkedAdmission {
+    // A call that captured its key before a retune but reaches the bulkhead after it.
+    if (this.#successor !== undefined) return this.#successor.acquire(criticality, deadline);
     const queue = this.#queue;
     if (queue === undefined) {
       if (this.#inUse < this.#limit) {
@@ -231,6 +242,8 @@ export class QueuedBulkhead implements BulkheadRuntime {
   }
 
   release(latency: number, outcome: BulkheadOutcome): void {
+    // The slot moved with the retune. No sample: the new limit learns only from calls it admitted itself.
+    if (this.#successor !== undefined) return this.#successor.release(latency, 'neutral');
     const inflight = this.#inUse;
     if (inflight <= 0) {
       this.#overReleases++;
@@ -242,6 +255,48 @@ export class QueuedBulkhead implements BulkheadRuntime {
     this.#drain();
   }
 
+  handOver(next: BulkheadRuntime): void {
+    if (!(next instanceof QueuedBulkhead) || next === this || this.#successor !== undefined) return;
+    this.#successor = next;
+    const carried: Waiter[] = [];
+    this.#queue?.forEach((w) => carried.push(w));
+    // Arrival order across tiers (sort is stable): the new queue may have other tiers, or none.
+    carried.sort((a, b) => a.enqueuedAt - b.enqueuedAt);
+    this.#queue = undefined;
+    const held = this.#inUse;
+    this.#inUse = 0;
+    next.#adopt(held, carried);
+  }
+
+  /** The receiving side of {@link handOver}: count the held slots, then admit or queue each waiter as it arrived. */
+  #adopt(held: number, carried: readonly Waiter[]): void {
+    this.#inUse += held;
+    const now = this.#clock.now();
+    for (const w of carried) {
+      w.owner = this;
+      const queue = this.#queue;
+      if ((queue === undefined || queue.size === 0) && this.#inUse < this.#limit) {
+        if (w.deadline !== undefined && now >= w.deadline) {
+          w.state = SETTLED;
+          w.settle(deadlineExceeded(this.#origin, w.deadline, now));
+          continue;
+        }
+        this.#inUse++;
+        w.state = GRANTED;
+        w.settle(true);
+        continue;
+      }
+      // Queued at its original arrival time, so its sojourn keeps counting from when it really started waiting.
+      const pushed = queue === undefined ? undefined : queue.push(w, w.enqueuedAt, w.criticality);
+      if (pushed === undefined || !pushed.ok) {
+        w.state = SETTLED;
+        w.settle(bulkheadFull(this.#origin, this.#limit, this.#inUse, queue === undefined ? 0 : queue.size));
+      } else if (pushed.displaced !== undefined) {
+        this.#shed(pushed.displaced, now);
+      }
+    }
+  }
+
   /** @internal Called by {@link Waiter.cancel}. */
   cancelWaiter(waiter: Waiter): void {
     if (waiter.state === QUEUED) {
@@ -251,9 +306,14 @@ export class QueuedBulkhead implements BulkheadRuntime {
       // The grant and the abort raced within one tick: the caller never saw `true`, so give the slot back
       // (no latency sample) and let the next waiter have it.
       waiter.state = SETTLED;
-      this.#inUse--;
-      this.#drain();
+      this.#returnSlot();
     }
+  }
+
+  #returnSlot(): void {
+    if (this.#successor !== undefined) return this.#successor.#returnSlot();
+    this.#inUse--;
+    this.#drain();
   }
 
   /** Reads the controller's limit; reports a change. Never evicts: a shrink only stops new admissions. */

@@ -95,7 +95,14 @@ export class KeyState {
 
   /** An idle key can be dropped without losing anything that matters. */
   get evictable(): boolean {
-    return this.inflight === 0 && !this.forcedOpen && this.breakerState === 'closed';
+    const b = this.bulkhead;
+    return (
+      this.inflight === 0 &&
+      !this.forcedOpen &&
+      this.breakerState === 'closed' &&
+      // Slots and waiters a retune carried over belong to calls counted on the old key.
+      (b === undefined || (b.inUse === 0 && b.waiting === 0))
+    );
   }
 
   /** One call of this key finished; the last one may make the key evictable, which the eviction sweep must hear. */
