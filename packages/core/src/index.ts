@@ -22,6 +22,8 @@ export type {
   RetryBudgetSpec,
 } from './policy/policy-spec';
 export type { Violation } from './validation/options-validator';
+/** For store and integration authors: renders a given value the way Ballast's configuration errors do. */
+export { formatValue } from './validation/options-validator';
 
 // Strategies
 export { RateLimitStrategy } from './strategies/rate-limit-strategy';

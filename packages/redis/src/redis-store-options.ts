@@ -1,4 +1,4 @@
-import { ResilienceError, parseDuration, type Duration, type StateKey } from '@ballast/core';
+import { ResilienceError, formatValue, parseDuration, type Duration, type StateKey } from '@ballast/core';
 
 /** Options every Redis store takes (SPEC §11.16). Durations are ms or strings such as `'250ms'`. */
 export interface RedisStoreOptions {
@@ -29,8 +29,7 @@ export class OptionCheck {
   constructor(private readonly owner: string) {}
 
   check(ok: boolean, field: string, constraint: string, value: unknown): this {
-    if (!ok)
-      this.#problems.push(`${field} must be ${constraint}, got ${JSON.stringify(value) ?? String(value)}`);
+    if (!ok) this.#problems.push(`${field} must be ${constraint}, got ${formatValue(value)}`);
     return this;
   }
 

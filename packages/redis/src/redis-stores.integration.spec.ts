@@ -56,6 +56,43 @@ describe('Redis store options', () => {
     expect((error as Error).message).toMatch(/commandTimeout must be a duration/);
   });
 
+  it('prints the given values as core does: NaN and Infinity as themselves, strings single-quoted', () => {
+    const messageOf = (create: () => unknown): string => {
+      try {
+        create();
+      } catch (e) {
+        expect(isResilienceError(e) && e.kind).toBe('configuration');
+        return (e as Error).message;
+      }
+      throw new Error('expected a configuration error');
+    };
+    const duration = "a duration (ms ≥ 0 or a string like '250ms')";
+    expect(
+      messageOf(() =>
+        redisLatencyDigestStore(fake, {
+          commandTimeout: Number.NaN,
+          keyTtl: Infinity,
+          relativeAccuracy: Number.NaN,
+        }),
+      ),
+    ).toBe(
+      `redisLatencyDigestStore: commandTimeout must be ${duration}, got NaN; keyTtl must be ${duration}, got Infinity; ` +
+        'relativeAccuracy must be in (0, 1), got NaN',
+    );
+    expect(messageOf(() => redisLatencyDigestStore(fake, { relativeAccuracy: -Infinity }))).toBe(
+      'redisLatencyDigestStore: relativeAccuracy must be in (0, 1), got -Infinity',
+    );
+    expect(
+      messageOf(() => redisRateLimitStore(fake, { prefix: 'a{b}', commandTimeout: '-1s', keyTtl: 10 })),
+    ).toBe(
+      `redisRateLimitStore: commandTimeout must be ${duration}, got '-1s'; ` +
+        "prefix must be a non-empty string without { or }, got 'a{b}'; keyTtl must be a finite duration ≥ 1s, got 10",
+    );
+    expect(messageOf(() => redisCircuitBreakerStore(fake, { localCacheTtl: Number.NaN }))).toMatch(
+      /localCacheTtl must be a duration .*, got NaN/,
+    );
+  });
+
   it('defaults: prefix ballast, 250 ms timeout, server clock, local cache off', () => {
     expect(redisCircuitBreakerStore(fake).options).toEqual({
       prefix: 'ballast',

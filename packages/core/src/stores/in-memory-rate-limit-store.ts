@@ -6,6 +6,11 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /** A bucket and its reused result objects (the port allows reuse), so `take` allocates nothing. */
 interface RateLimitEntry {
   bucket: TokenBucket;
+  /**
+   * The latest `now` seen for this key. The bucket keeps its own, but a retune replaces the bucket, so the store
+   * carries it across: a clock that stepped back before (or after) a retune still gains nothing.
+   */
+  latest: number;
   readonly ok: Mutable<Extract<RateLimitResult, { ok: true }>>;
   readonly denied: Mutable<Extract<RateLimitResult, { ok: false }>>;
 }
@@ -16,7 +21,8 @@ const sameParams = (b: TokenBucket, p: RateLimitParams): boolean =>
 /**
  * The default {@link RateLimitStore}: one {@link TokenBucket} per key, per process. Each bucket starts full and
  * refills continuously; time comes only from `now`. A retune keeps the tokens a key holds (capped at the new burst)
- * instead of refilling it, so changing a limit never lets an extra burst through.
+ * instead of refilling it, so changing a limit never lets an extra burst through, and keeps the latest time seen, so
+ * an earlier `now` is still treated as that time (as `TokenBucket` does) and never refills the retuned bucket.
  */
 export class InMemoryRateLimitStore implements RateLimitStore {
   readonly #entries = new Map<string, RateLimitEntry>();
@@ -55,14 +61,19 @@ export class InMemoryRateLimitStore implements RateLimitStore {
     if (e === undefined) {
       e = {
         bucket: new TokenBucket(params),
+        latest: now,
         ok: { ok: true, tokens: 0 },
         denied: { ok: false, tokens: 0, retryAfter: 0 },
       };
       this.#entries.set(key.id, e);
-    } else if (!sameParams(e.bucket, params)) {
-      const held = e.bucket.tokens(now);
-      e.bucket = new TokenBucket(params);
-      e.bucket.tryTake(now, Math.max(0, params.burst - held));
+    } else {
+      if (now > e.latest) e.latest = now;
+      if (!sameParams(e.bucket, params)) {
+        const held = e.bucket.tokens(now);
+        e.bucket = new TokenBucket(params);
+        // Taking at the latest time seen (not `now`) also makes that time the new bucket's own latest.
+        e.bucket.tryTake(e.latest, Math.max(0, params.burst - held));
+      }
     }
     return e;
   }

@@ -2,7 +2,9 @@ import { luaScript } from '../redis-script-runner';
 
 /**
  * Token bucket script, the GCRA form of `@ballast/token-bucket` (state = the time `fa` the bucket is full again,
- * plus the latest time seen `lt`, so a clock stepping back never adds tokens), in one atomic step.
+ * plus the latest time seen `lt`, so a clock stepping back never adds tokens), in one atomic step. As in
+ * `TokenBucket` and the in-memory store, every call on an existing bucket — a read, a denied take — moves `lt`
+ * forward, and an earlier `now` is treated as `lt`: a step back never takes back tokens already seen either.
  * KEYS[1]: the bucket hash. ARGV: now ('' = server `TIME`), permits, per, burst, n, op ('take' | 'tokens').
  * Replies {ok, tokens, retryAfter} with numbers as strings (Lua numbers would be truncated). A retune (other
  * permits/per/burst than stored) keeps the tokens the bucket holds, capped at the new burst, like the in-memory store.
@@ -43,16 +45,25 @@ if fa and (tonumber(v[3]) ~= permits or tonumber(v[4]) ~= per or tonumber(v[5]) 
 end
 local a = available(fa, burst, mpt)
 local ok = false
-if op == 'take' and a >= n then
-  ok = true
-  if fa == nil or fa < t then fa = t end
-  fa = fa + n * mpt
-  a = available(fa, burst, mpt)
-  dirty = true
+if op == 'take' then
+  if a >= n then
+    ok = true
+    if fa == nil or fa < t then fa = t end
+    fa = fa + n * mpt
+    a = available(fa, burst, mpt)
+    dirty = true
+  elseif fa == nil then
+    -- A denied take (n > burst) on an absent, full bucket: store it full at t, so its time counts as seen.
+    fa = t
+    dirty = true
+  end
 end
 if dirty then
   redis.call('HSET', K, 'fa', fmt(fa), 'lt', fmt(t), 'pm', fmt(permits), 'pe', fmt(per), 'bu', fmt(burst))
   redis.call('PEXPIRE', K, math.max(1000, math.ceil(fa - t) + 1000))
+elseif fa and not (lt and lt >= t) then
+  -- Nothing else changed, but time moved forward: record it (the expiry, set from fa, stays as it is).
+  redis.call('HSET', K, 'lt', fmt(t))
 end
 if op ~= 'take' or ok then return {1, fmt(a), '0'} end
 local missing = n - a

@@ -87,6 +87,74 @@ export function describeRateLimitStoreConformance(
       expect((await b.store.take(key, P, b.now())).ok).toBe(true);
     });
 
+    // Like @ballast/token-bucket, every call (a read, a denied take) moves the bucket's latest time seen forward,
+    // and an earlier `now` is treated as that latest time: tokens seen are never taken back by a step back.
+    it('treats a step back after a read as the latest time seen: the token it reported can be taken', async () => {
+      const b = bench();
+      const key = b.key();
+      const start = b.now();
+      for (let i = 0; i < 10; i++) await b.store.take(key, P, start);
+      await b.advance(100);
+      expect(await b.store.tokens(key, P, b.now())).toBeCloseTo(1, 9);
+      const earlier = start + 50;
+      const r = { ...(await b.store.take(key, P, earlier)) };
+      expect(r.ok).toBe(true);
+      expect(r.tokens).toBeCloseTo(0, 9);
+      expect(await b.store.tokens(key, P, earlier)).toBeCloseTo(0, 9);
+      const denied = { ...(await b.store.take(key, P, earlier)) };
+      expect(denied.ok).toBe(false);
+      expect(!denied.ok && Math.abs(denied.retryAfter - 100) < EPS).toBe(true);
+    });
+
+    it('measures retryAfter from the latest time seen, a denied take included, after a step back', async () => {
+      const b = bench();
+      const key = b.key();
+      const start = b.now();
+      for (let i = 0; i < 10; i++) await b.store.take(key, P, start);
+      await b.advance(40);
+      const first = { ...(await b.store.take(key, P, b.now())) };
+      expect(!first.ok && Math.abs(first.retryAfter - 60) < EPS).toBe(true);
+      const back = { ...(await b.store.take(key, P, start + 10)) };
+      expect(back.ok).toBe(false);
+      expect(back.tokens).toBeCloseTo(0.4, 9);
+      expect(!back.ok && Math.abs(back.retryAfter - 60) < EPS).toBe(true);
+      expect((await b.store.take(key, P, start + 99)).ok).toBe(false);
+      expect((await b.store.take(key, P, start + 100)).ok).toBe(true);
+    });
+
+    it('counts the time of a denied take of more than burst on a fresh key as seen', async () => {
+      const b = bench();
+      const key = b.key();
+      const start = b.now();
+      await b.advance(100);
+      const tooMany = { ...(await b.store.take(key, P, b.now(), 11)) };
+      expect(tooMany.ok).toBe(false);
+      expect(tooMany.tokens).toBeCloseTo(10, 9);
+      expect(!tooMany.ok && tooMany.retryAfter).toBe(Infinity);
+      expect((await b.store.take(key, P, start)).ok).toBe(true);
+      expect(await b.store.tokens(key, P, start + 50)).toBeCloseTo(9, 9);
+      expect(await b.store.tokens(key, P, start + 150)).toBeCloseTo(9.5, 9);
+    });
+
+    it('keeps the latest time seen (and the tokens held) through a retune at a stepped-back time', async () => {
+      const b = bench();
+      const key = b.key();
+      const start = b.now();
+      for (let i = 0; i < 10; i++) await b.store.take(key, P, start);
+      await b.advance(500);
+      expect(await b.store.tokens(key, P, b.now())).toBeCloseTo(5, 9);
+      const faster = { permits: 20, per: 1000, burst: 20 };
+      expect(await b.store.tokens(key, faster, start + 100)).toBeCloseTo(5, 9);
+      expect(await b.store.tokens(key, faster, start + 400)).toBeCloseTo(5, 9);
+      const r = { ...(await b.store.take(key, faster, start + 300, 5)) };
+      expect(r.ok).toBe(true);
+      expect(r.tokens).toBeCloseTo(0, 9);
+      const denied = { ...(await b.store.take(key, faster, start + 450)) };
+      expect(!denied.ok && Math.abs(denied.retryAfter - 50) < EPS).toBe(true);
+      await b.advance(50);
+      expect(await b.store.tokens(key, faster, b.now())).toBeCloseTo(1, 9);
+    });
+
     it('reset refills the bucket', async () => {
       const b = bench();
       const key = b.key();
