@@ -26,6 +26,7 @@ describe('DemoStores', () => {
       new DemoStores(new DemoConfig({ REDIS_URL: url })),
     ];
     try {
+      await Promise.all([a.onModuleInit(), b.onModuleInit()]); // as Nest does before the app serves
       expect(a.description).toMatch(/^Redis stores at /);
       const name = `demo-spec-${process.pid}-${Date.now()}`;
       const replica = (stores: DemoStores) =>
