@@ -139,13 +139,58 @@ describe('store failover', () => {
     expect(ofType('store_degraded').map((e) => (e.error as Error).message)).toEqual(['record failed']);
   });
 
-  it('admin.inspect falls back to the local state when the store throws', async () => {
-    const { resilience, control } = withBreakerStore('ok', true);
+  it('admin.inspect falls back to the local state when the store throws, and says so (store_degraded)', async () => {
+    const { resilience, control, ofType } = withBreakerStore('ok', true);
     await resilience.run(() => 1, { policy: 'p', route: 'r' });
     control.mode = 'throw';
     await expect(resilience.admin.inspect({ policy: 'p' })).resolves.toEqual([
       expect.objectContaining({ route: 'r', breaker: { state: 'closed', failureRatio: 0, calls: 0 } }),
     ]);
+    expect(ofType('store_degraded')).toEqual([
+      { type: 'store_degraded', policy: 'p', route: 'r', store: 'circuitBreaker', error: control.error },
+    ]);
+  });
+
+  it('admin.inspect falls back for a rate-limit store too (rejecting), with store_degraded', async () => {
+    const { resilience, control, ofType } = withRateStore('ok', true);
+    await resilience.run(() => 1, { policy: 'p' });
+    control.mode = 'reject';
+    const [snap] = await resilience.admin.inspect({ policy: 'p' });
+    expect(snap?.rateLimitTokens).toBe(2); // the local bucket: the call above was counted by the store, not here
+    expect(ofType('store_degraded').map((e) => [e.store, e.error])).toEqual([['rateLimit', control.error]]);
+  });
+
+  it('admin.inspect asks the stores for every key at once: slow stores cost one round trip, not one per key', async () => {
+    const inner = new InMemoryCircuitBreakerStore();
+    let sleep: (ms: number) => Promise<void> = () => Promise.resolve();
+    const slow: CircuitBreakerStore = {
+      acquire: (...a) => inner.acquire(...a),
+      record: (...a) => inner.record(...a),
+      inspect: async (...a) => {
+        await sleep(100);
+        return inner.inspect(...a);
+      },
+      reset: (...a) => inner.reset(...a),
+    };
+    const bucket = new InMemoryRateLimitStore();
+    const slowBucket: RateLimitStore = {
+      take: (...a) => bucket.take(...a),
+      tokens: async (...a) => {
+        await sleep(100);
+        return bucket.tokens(...a);
+      },
+      reset: (...a) => bucket.reset(...a),
+    };
+    const { resilience, clock } = setup(
+      [policy('p', [breaker(), new RateLimitStrategy({ permits: 100, per: '1s' })])],
+      { stores: { circuitBreaker: slow, rateLimit: slowBucket } },
+    );
+    sleep = (ms) => clock.sleep(ms);
+    for (const route of ['a', 'b', 'c', 'd', 'e']) await resilience.run(() => 1, { policy: 'p', route });
+    const s = settle(resilience.admin.inspect({ policy: 'p' }));
+    await clock.advance(100);
+    expect(s.done).toBe(true);
+    expect((s.value ?? []).map((snap) => snap.route)).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
   it('a hanging store does not hold a caller abort: run rejects at once with the reason', async () => {

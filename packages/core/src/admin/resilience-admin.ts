@@ -40,31 +40,48 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
     const e = host.engine;
     const now = e.clock.now();
     const policy = pr.policy;
+    const key = ks.key;
+    // A store that fails is reported like on the call path, and the process's own view is shown instead.
+    const degraded = (store: 'circuitBreaker' | 'rateLimit', error: unknown): void => {
+      if (e.listening)
+        e.emit({ type: 'store_degraded', policy: policy.name, route: key.route, store, error });
+    };
+    const bp = pr.breakerParams;
+    const rp = pr.rateParams;
+    // Both stores at once: a slow store costs one round trip per snapshot, not one per store.
+    const [b, tokens] = await Promise.all([
+      bp === undefined
+        ? undefined
+        : (async () => {
+            try {
+              return await e.breakerStore.inspect(key, bp, now);
+            } catch (error) {
+              degraded('circuitBreaker', error);
+              return e.breakerLocal.inspect(key, bp, now);
+            }
+          })(),
+      rp === undefined
+        ? undefined
+        : (async () => {
+            try {
+              return await e.rateStore.tokens(key, rp, now);
+            } catch (error) {
+              degraded('rateLimit', error);
+              return e.rateLocal.tokens(key, rp, now);
+            }
+          })(),
+    ]);
     const snap: {
       -readonly [K in keyof ResilienceStateSnapshot]: ResilienceStateSnapshot[K];
-    } = { policy: policy.name, route: ks.key.route, forcedOpen: ks.forcedOpen || pr.forcedAll };
-    if (pr.breakerParams !== undefined) {
-      try {
-        const b = await e.breakerStore.inspect(ks.key, pr.breakerParams, now);
-        snap.breaker = { state: b.state, failureRatio: b.failureRatio, calls: b.calls };
-      } catch {
-        const b = await e.breakerLocal.inspect(ks.key, pr.breakerParams, now);
-        snap.breaker = { state: b.state, failureRatio: b.failureRatio, calls: b.calls };
-      }
-    }
+    } = { policy: policy.name, route: key.route, forcedOpen: ks.forcedOpen || pr.forcedAll };
+    if (b !== undefined) snap.breaker = { state: b.state, failureRatio: b.failureRatio, calls: b.calls };
     if (ks.bulkhead !== undefined) {
       snap.concurrencyLimit = ks.bulkhead.limit;
       snap.inUse = ks.bulkhead.inUse;
       snap.waiting = ks.bulkhead.waiting;
     }
     if (policy.hedge !== undefined) snap.hedgeDelay = hedgeDelayOf({ pr, ks });
-    if (pr.rateParams !== undefined) {
-      try {
-        snap.rateLimitTokens = await e.rateStore.tokens(ks.key, pr.rateParams, now);
-      } catch {
-        snap.rateLimitTokens = await e.rateLocal.tokens(ks.key, pr.rateParams, now);
-      }
-    }
+    if (tokens !== undefined) snap.rateLimitTokens = tokens;
     if (ks.throttle !== undefined) snap.throttleRejectionProbability = ks.throttle.rejectionProbability(now);
     return snap;
   };
@@ -72,9 +89,11 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
   return Object.freeze({
     async inspect(filter: { policy?: string } = {}): Promise<ResilienceStateSnapshot[]> {
       const runtimes = filter.policy === undefined ? host.runtimes() : [need(filter.policy)];
-      const out: ResilienceStateSnapshot[] = [];
-      for (const pr of runtimes) for (const ks of pr.keys.values()) out.push(await snapshot(pr, ks));
-      return out;
+      // Every key at once: against a remote store (ioredis pipelines the commands) a slow or failing store costs
+      // about one command timeout for the whole inspection, not one per key.
+      const pending: Promise<ResilienceStateSnapshot>[] = [];
+      for (const pr of runtimes) for (const ks of pr.keys.values()) pending.push(snapshot(pr, ks));
+      return Promise.all(pending);
     },
 
     async forceOpen(policy: string, route?: string): Promise<void> {
