@@ -157,6 +157,29 @@ describe('retry', () => {
     expect(ofType('retry')).toHaveLength(2);
   });
 
+  it('calls refused by a force-open earn no budget tokens: they never reach the dependency', async () => {
+    const { resilience, clock } = retrying({
+      maxAttempts: 3,
+      backoff: { base: 1, max: 1, jitter: 'none' },
+      budget: { ratio: 0.5 },
+    });
+    const attemptsOf = async () => {
+      const { seen, fn } = script(clock, [infraError(), infraError(), infraError()]);
+      settle(resilience.run(fn, { policy: 'p' }));
+      await clock.advance(10);
+      return seen.length;
+    };
+    expect(await attemptsOf()).toBe(2); // spends the only token
+    await resilience.admin.forceOpen('p');
+    for (let i = 0; i < 4; i++) {
+      await expect(resilience.run(() => 1, { policy: 'p' })).rejects.toMatchObject({
+        code: 'resilience_forced_open',
+      });
+    }
+    await resilience.admin.clearForcedOpen('p');
+    expect(await attemptsOf()).toBe(1); // 0.5 earned by this call alone: not enough
+  });
+
   it('a retry the deadline rules out spends no budget token', async () => {
     const { resilience, clock } = retrying({
       maxAttempts: 2,

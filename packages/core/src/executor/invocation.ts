@@ -127,11 +127,12 @@ export class Invocation extends Lane {
       this.error = rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route);
       return passEnded(false, this);
     }
+    // A forced-open key refuses before any strategy, but the fallback still covers it (it wraps everything).
+    if (ks.forcedOpen || this.pr.forcedAll) return passEnded(this.#forcedOpen(), this);
+    // Only calls that may reach the dependency earn budget tokens.
     ks.retryBudget?.onCall();
     ks.hedgeBudget?.onCall();
-    // A forced-open key refuses before any strategy, but the fallback still covers it (it wraps everything).
-    if (ks.forcedOpen || this.pr.forcedAll) passEnded(this.#forcedOpen(), this);
-    else if (this.#hedging)
+    if (this.#hedging)
       runHedged(this).then(
         (ok) => passEnded(ok, this),
         (err: unknown) => this.finishFailed(err),
