@@ -139,25 +139,30 @@ describe('store failover', () => {
     expect(ofType('store_degraded').map((e) => (e.error as Error).message)).toEqual(['record failed']);
   });
 
-  it('admin.inspect falls back to the local state when the store throws, and says so (store_degraded)', async () => {
+  it('admin.inspect falls back to the local state when the store throws, and says so (localFallback)', async () => {
     const { resilience, control, ofType } = withBreakerStore('ok', true);
     await resilience.run(() => 1, { policy: 'p', route: 'r' });
+    expect((await resilience.admin.inspect({ policy: 'p' }))[0]?.localFallback).toBeUndefined();
     control.mode = 'throw';
     await expect(resilience.admin.inspect({ policy: 'p' })).resolves.toEqual([
-      expect.objectContaining({ route: 'r', breaker: { state: 'closed', failureRatio: 0, calls: 0 } }),
+      {
+        policy: 'p',
+        route: 'r',
+        forcedOpen: false,
+        breaker: { state: 'closed', failureRatio: 0, calls: 0 },
+        localFallback: ['circuitBreaker'],
+      },
     ]);
-    expect(ofType('store_degraded')).toEqual([
-      { type: 'store_degraded', policy: 'p', route: 'r', store: 'circuitBreaker', error: control.error },
-    ]);
+    expect(ofType('store_degraded')).toEqual([]); // an inspection is not a call that survived a store error
   });
 
-  it('admin.inspect falls back for a rate-limit store too (rejecting), with store_degraded', async () => {
-    const { resilience, control, ofType } = withRateStore('ok', true);
+  it('admin.inspect falls back for a rate-limit store too (rejecting)', async () => {
+    const { resilience, control } = withRateStore('ok', true);
     await resilience.run(() => 1, { policy: 'p' });
     control.mode = 'reject';
     const [snap] = await resilience.admin.inspect({ policy: 'p' });
     expect(snap?.rateLimitTokens).toBe(2); // the local bucket: the call above was counted by the store, not here
-    expect(ofType('store_degraded').map((e) => [e.store, e.error])).toEqual([['rateLimit', control.error]]);
+    expect(snap?.localFallback).toEqual(['rateLimit']);
   });
 
   it('admin.inspect asks the stores for every key at once: slow stores cost one round trip, not one per key', async () => {

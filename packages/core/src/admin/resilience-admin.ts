@@ -4,6 +4,7 @@ import { policyFromSpec } from '../policy/policy-spec';
 import type { Engine } from '../executor/engine';
 import { hedgeDelayOf } from '../executor/hedge';
 import type { KeyState, PolicyRuntime } from '../executor/policy-runtime';
+import type { StoreName } from '../events';
 import type { ResilienceAdmin } from '../resilience-types';
 import type { ResilienceStateSnapshot } from './snapshot';
 
@@ -41,10 +42,11 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
     const now = e.clock.now();
     const policy = pr.policy;
     const key = ks.key;
-    // A store that fails is reported like on the call path, and the process's own view is shown instead.
-    const degraded = (store: 'circuitBreaker' | 'rateLimit', error: unknown): void => {
-      if (e.listening)
-        e.emit({ type: 'store_degraded', policy: policy.name, route: key.route, store, error });
+    // A store that fails: the snapshot shows the process's own view and says so. No `store_degraded` event: that
+    // counts errors calls survived, and a dashboard polling a down store would inflate it on every scrape.
+    let fallback: StoreName[] | undefined;
+    const degraded = (store: StoreName): void => {
+      (fallback ??= []).push(store);
     };
     const bp = pr.breakerParams;
     const rp = pr.rateParams;
@@ -55,8 +57,8 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
         : (async () => {
             try {
               return await e.breakerStore.inspect(key, bp, now);
-            } catch (error) {
-              degraded('circuitBreaker', error);
+            } catch {
+              degraded('circuitBreaker');
               return e.breakerLocal.inspect(key, bp, now);
             }
           })(),
@@ -65,8 +67,8 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
         : (async () => {
             try {
               return await e.rateStore.tokens(key, rp, now);
-            } catch (error) {
-              degraded('rateLimit', error);
+            } catch {
+              degraded('rateLimit');
               return e.rateLocal.tokens(key, rp, now);
             }
           })(),
@@ -83,6 +85,7 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
     if (policy.hedge !== undefined) snap.hedgeDelay = hedgeDelayOf({ pr, ks });
     if (tokens !== undefined) snap.rateLimitTokens = tokens;
     if (ks.throttle !== undefined) snap.throttleRejectionProbability = ks.throttle.rejectionProbability(now);
+    if (fallback !== undefined) snap.localFallback = fallback;
     return snap;
   };
 
