@@ -6,6 +6,7 @@ export type {
   InstrumentationDisposer,
   InstrumentedResilience,
 } from './instrument-resilience';
+export { DEFAULT_GAUGE_TIMEOUT } from './options';
 export {
   MetricName,
   AttributeKey,

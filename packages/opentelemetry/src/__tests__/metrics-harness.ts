@@ -25,12 +25,14 @@ export interface Point<V = number> {
 export function setupMetrics(
   policies: ResiliencePolicy[],
   opts: {
+    /** The Resilience clock; pass one when a store needs it too (default: a fresh FakeClock). */
+    clock?: FakeClock;
     stores?: ResilienceStores;
     maxKeysPerPolicy?: number;
     instrument?: Omit<InstrumentResilienceOptions, 'meter'>;
   } = {},
 ) {
-  const clock = new FakeClock();
+  const clock = opts.clock ?? new FakeClock();
   const resilience = new Resilience({
     policies,
     clock,
