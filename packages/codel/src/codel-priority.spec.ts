@@ -13,10 +13,10 @@ describe('CoDelQueue — adaptive LIFO', () => {
     expect(queue.pop(50).item).toBe('a'); // 50 − 0 < 100: calm, FIFO
     queue.push('d', 60);
     expect(queue.pop(110).item).toBe('d'); // not empty since 0: congested, LIFO
-    expect(queue.pop(111).item).toBe('c');
-    expect(queue.pop(112).item).toBe('b'); // emptied by serving: not found empty, still congested
-    expect(queue.congested(113)).toBe(true);
-    expect(queue.pop(115).item).toBeUndefined(); // a consumer finds it empty at 115: idle
+    expect(queue.pop(111)).toEqual({ item: 'c', shed: [] }); // b is still queued: congested, LIFO
+    expect(queue.pop(112)).toEqual({ item: 'b', shed: [] }); // its last waiter served, nothing shed: drained
+    expect(queue.congested(113)).toBe(false);
+    expect(queue.congested(5000)).toBe(false);
     queue.push('e', 120); // lastEmptyAt = 120
     queue.push('f', 130);
     expect(queue.pop(140).item).toBe('e'); // 20 < 100: calm again, FIFO
@@ -161,10 +161,15 @@ describe('CoDelQueue — properties', () => {
       fc.property(config, fc.array(op, { maxLength: 200 }), (c, ops) => {
         const queue = new CoDelQueue<number>({ ...c, interval: 100 });
         const queued = new Map<number, { at: number; criticality: Criticality }>();
-        // Reference model of congestion: "found empty" only by a consumer looking at an empty queue.
+        // Reference model of congestion: the queue counts as empty ("drained") from a consumer looking at an
+        // empty queue, or from `target` after a pop served its last waiter without shedding if it is still empty
+        // then; until the next accepted push.
         let idle = true;
         let lastEmptyAt = -Infinity;
-        const modelCongested = (t: number) => !idle && t - lastEmptyAt >= 100;
+        let servedEmptyAt: number | undefined;
+        const drainedAt = (t: number) =>
+          idle || (servedEmptyAt !== undefined && t >= servedEmptyAt + (c.target ?? 0));
+        const modelCongested = (t: number) => !drainedAt(t) && t - lastEmptyAt >= 100;
         let now = 0;
         let next = 0;
         for (const o of ops) {
@@ -173,10 +178,11 @@ describe('CoDelQueue — properties', () => {
             const id = next++;
             const result = queue.push(id, now, o.criticality);
             if (result.ok) {
-              if (idle && result.displaced === undefined) {
+              if (drainedAt(now) && result.displaced === undefined) {
                 idle = false;
                 lastEmptyAt = now;
               }
+              if (result.displaced === undefined) servedEmptyAt = undefined;
               queued.set(id, { at: now, criticality: o.criticality });
               if (result.displaced !== undefined) {
                 expect(c.prioritized).toBe(true);
@@ -214,6 +220,9 @@ describe('CoDelQueue — properties', () => {
             if (wasEmpty) {
               idle = true;
               lastEmptyAt = now;
+              servedEmptyAt = undefined;
+            } else if (item !== undefined && shed.length === 0 && queued.size === 0) {
+              servedEmptyAt = now;
             }
           } else if (o.kind === 'idle') {
             now += o.gap;
@@ -221,6 +230,7 @@ describe('CoDelQueue — properties', () => {
             if (queued.size === 0) {
               idle = true;
               lastEmptyAt = now;
+              servedEmptyAt = undefined;
             }
           } else {
             const ids = [...queued.keys()];

@@ -111,22 +111,106 @@ describe('CoDelQueue — FIFO', () => {
 });
 
 describe('CoDelQueue — congestion and CoDel shedding (target 10, interval 100)', () => {
-  it('is congested when no consumer has found it empty during the last interval', () => {
+  it('is congested when it has not been empty (found empty, or drained by service) during the last interval', () => {
     const queue = new CoDelQueue<string>({ maxSize: 10, target: 10 });
-    expect(queue.congested(500)).toBe(false); // a new queue is idle
-    queue.push('a', 0); // ends the idle period: lastEmptyAt = 0
+    expect(queue.congested(500)).toBe(false); // a new queue is drained
+    queue.push('a', 0); // ends the drained period: lastEmptyAt = 0
     expect(queue.congested(99)).toBe(false);
     expect(queue.congested(100)).toBe(true);
-    queue.pop(100); // serves a: the queue is empty, but emptied by serving, not found empty
+    expect(queue.pop(100)).toEqual({ shed: ['a'] }); // congested: a waited 100 > 10; emptied by shedding only
     expect(queue.size).toBe(0);
     expect(queue.congested(100)).toBe(true);
     expect(queue.congested(1000)).toBe(true);
-    expect(queue.pop(120).item).toBeUndefined(); // a consumer finds nothing: lastEmptyAt = 120, idle
+    expect(queue.pop(120).item).toBeUndefined(); // a consumer finds nothing: drained, lastEmptyAt = 120
     expect(queue.congested(120)).toBe(false);
-    expect(queue.congested(10_000)).toBe(false); // idle stays calm however long
-    queue.push('b', 150); // ends the idle period: lastEmptyAt = 150
+    expect(queue.congested(10_000)).toBe(false); // drained stays calm however long
+    queue.push('b', 150); // ends the drained period: lastEmptyAt = 150
     expect(queue.congested(249)).toBe(false);
     expect(queue.congested(250)).toBe(true);
+    expect(queue.pop(160)).toEqual({ item: 'b', shed: [] }); // serves its last waiter, sheds nothing: drained
+    expect(queue.size).toBe(0);
+    expect(queue.congested(250)).toBe(false);
+    expect(queue.congested(10_000)).toBe(false);
+    queue.push('c', 20_000); // lastEmptyAt = 20 000
+    expect(queue.congested(20_099)).toBe(false);
+    expect(queue.congested(20_100)).toBe(true);
+  });
+
+  it('regression (review): drained by serving its last waiter, it gives the next arrival a calm interval', () => {
+    // One slot: a runs, b waits and gets the slot at 60, then holds it for a long call until 1010. The queue
+    // sits empty from 60 to 960 — nobody is waiting — so it is not a standing queue when c arrives.
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100 });
+    queue.push('a', 0); // lastEmptyAt = 0
+    queue.push('b', 20);
+    expect(queue.pop(50)).toEqual({ item: 'a', shed: [] }); // calm: a waited 50 ≤ 100
+    expect(queue.pop(60)).toEqual({ item: 'b', shed: [] }); // calm: b waited 40; its last waiter served, drained
+    expect(queue.congested(500)).toBe(false); // empty since 60
+    queue.push('c', 960); // ends the drained period: lastEmptyAt = 960
+    queue.push('d', 980);
+    expect(queue.congested(1010)).toBe(false);
+    // t=1010: 1010 − 960 < 100 → calm, allowance 100: c waited 50 → served (against target 10 it would be shed).
+    expect(queue.pop(1010)).toEqual({ item: 'c', shed: [] });
+    // d keeps the queue non-empty: the calm interval runs from c's arrival, not from the pop.
+    expect(queue.congested(1059)).toBe(false);
+    expect(queue.congested(1060)).toBe(true);
+    expect(queue.pop(1060)).toEqual({ shed: ['d'] }); // congested: d waited 80 > 10
+  });
+
+  it('drained by serving only once it stays empty for target: an immediate refill is still a standing queue', () => {
+    // Congested, then served down to empty without shedding at 100: it drains at 100 + target = 110 if still empty.
+    const setUp = () => {
+      const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100 });
+      queue.push('a', 0); // lastEmptyAt = 0
+      queue.push('b', 95);
+      expect(queue.pop(99)).toEqual({ item: 'a', shed: [] }); // calm: a waited 99 ≤ 100
+      expect(queue.pop(100)).toEqual({ item: 'b', shed: [] }); // congested: b waited 5 ≤ 10; now empty
+      return queue;
+    };
+    const refilled = setUp();
+    expect(refilled.congested(109)).toBe(true); // empty for 9 < 10: not drained yet
+    expect(refilled.congested(110)).toBe(false); // empty for 10: drained
+    refilled.push('c', 104); // refilled after 4 ms: still the standing queue (lastEmptyAt stays 0)
+    expect(refilled.congested(110)).toBe(true);
+    expect(refilled.pop(116)).toEqual({ shed: ['c'] }); // target allowance: c waited 12 > 10
+
+    const calm = setUp();
+    calm.push('c', 110); // empty for 10 ms: drained until this arrival, lastEmptyAt = 110
+    expect(calm.congested(209)).toBe(false);
+    expect(calm.congested(210)).toBe(true);
+    expect(calm.pop(180)).toEqual({ item: 'c', shed: [] }); // calm: c waited 70 ≤ 100
+
+    const looked = setUp();
+    looked.idle(102); // a consumer finds it empty: drained at once, as always
+    looked.push('c', 104); // lastEmptyAt = 104
+    expect(looked.pop(180)).toEqual({ item: 'c', shed: [] }); // calm: c waited 76 ≤ 100
+  });
+
+  it('a pop that sheds and then serves the last waiter leaves it congested (emptied by its shedding)', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100 });
+    queue.push('a', 0); // lastEmptyAt = 0
+    queue.push('b', 115);
+    // t=120: congested → allowance 10: a (120) shed, b (5) served. Without shedding a the queue would not be
+    // empty, so it is not drained.
+    expect(queue.pop(120)).toEqual({ item: 'b', shed: ['a'] });
+    expect(queue.size).toBe(0);
+    expect(queue.congested(500)).toBe(true);
+    queue.push('c', 500);
+    expect(queue.pop(511)).toEqual({ shed: ['c'] }); // target allowance: c waited 11 > 10
+  });
+
+  it('emptied by remove() (a caller giving up), it stays congested until a consumer finds it empty', () => {
+    const queue = new CoDelQueue<string>({ maxSize: 10, target: 10, interval: 100 });
+    queue.push('a', 0); // lastEmptyAt = 0
+    queue.push('b', 30);
+    expect(queue.pop(40)).toEqual({ item: 'a', shed: [] }); // calm; b still queued
+    expect(queue.remove('b')).toBe(true); // b's caller gave up: empty, but neither served nor found empty
+    expect(queue.size).toBe(0);
+    expect(queue.congested(500)).toBe(true);
+    queue.push('c', 500);
+    expect(queue.pop(511)).toEqual({ shed: ['c'] }); // target allowance: c waited 11 > 10
+    expect(queue.pop(512).item).toBeUndefined(); // a consumer finds it empty: drained
+    queue.push('d', 520); // lastEmptyAt = 520
+    expect(queue.pop(600)).toEqual({ item: 'd', shed: [] }); // calm: d waited 80 ≤ 100
   });
 
   it('sheds by interval while calm and by target once congested — a hand-worked trace', () => {

@@ -55,19 +55,26 @@ const isFiniteNumber = (x: unknown): x is number => typeof x === 'number' && Num
  * A bounded wait queue managed by CoDel at dequeue time, in the variant Facebook describes in B. Maurer, "Fail at
  * Scale", ACM Queue 13(8), 2015 — after K. Nichols and V. Jacobson, "Controlling Queue Delay", ACM Queue 10(5), 2012.
  *
- * Why: a queue that is never empty is a standing queue — it adds latency without adding throughput. "Empty" is
- * meant as in Fail at Scale: a consumer (a worker, a freed concurrency slot) looked for work and found none, i.e.
- * capacity went idle. So:
+ * Why: a queue that is never empty is a standing queue — it adds latency without adding throughput. "Empty" means
+ * that capacity caught up with demand, not merely that no waiter is queued at this instant. So:
  *
- * - The queue is **found empty** at `now` by a `pop(now)` that finds no waiter at all (before any shedding), or by
- *   {@link CoDelQueue.idle}`(now)` on an empty queue. It then stays *idle* — empty at every instant, as far as
- *   congestion is concerned — until the next `push`, which records that push's time as the last empty instant.
- * - Being emptied by its own shedding, by serving its last waiter, or by `remove` is **not** being found empty:
- *   under overload the queue empties itself all the time and refills at once, and that is exactly the standing
- *   queue CoDel must see. Such a queue keeps its last empty instant.
- * - **Congested** at `now` ⇔ not idle and `now − lastEmptyAt ≥ interval` (no consumer found it empty during the
- *   last `interval`), whether or not waiters are queued at this instant. A new queue starts idle, so a first burst
- *   — like a burst after any idle period — gets `interval` of calm before it counts as congested.
+ * - The queue is **drained** — empty at every instant, as far as congestion is concerned — from the moment
+ *   capacity catches up until the next `push`, which records that push's time as the last empty instant. Capacity
+ *   catches up at `now` when a consumer (a worker, a freed concurrency slot) looks for work and finds none: a
+ *   `pop(now)` that finds no waiter at all, or {@link CoDelQueue.idle}`(now)` on an empty queue.
+ * - It also catches up when a `pop(t)` serves the last waiter and sheds nothing, once the queue has then stayed
+ *   empty for `target` ms (at once when `target` is unset or 0): from `t + target` it is drained, however long the
+ *   served call keeps its slot and no consumer looks. An arrival before `t + target` meets the queue as it was:
+ *   under overload service empties the queue and arrivals refill it at once, many times a second, and counting
+ *   those instants would keep granting the lenient `interval` allowance to a standing queue.
+ * - Being emptied by its own shedding (including a `pop` that sheds some waiters and serves the last one), or by
+ *   `remove`, is **not** draining: under overload the queue sheds, or its callers give up at their deadlines,
+ *   and it refills — exactly the standing queue CoDel must see. Such a queue keeps its last empty instant until a
+ *   consumer finds it empty or it is drained by service. (`remove` cannot tell a caller that was merely
+ *   cancelled from one that gave up after waiting too long, so it never counts.)
+ * - **Congested** at `now` ⇔ not drained and `now − lastEmptyAt ≥ interval` (not empty during the last
+ *   `interval`), whether or not waiters are queued at this instant. A new queue starts drained, so a first burst
+ *   — like a burst after any drained period — gets `interval` of calm before it counts as congested.
  *
  * With `target` set, `pop(now)` sheds every waiter whose sojourn exceeds its allowance — `target` while congested,
  * `interval` otherwise — and serves the next. Short bursts queue normally; only a standing queue is trimmed hard.
@@ -80,8 +87,9 @@ const isFiniteNumber = (x: unknown): x is number => typeof x === 'number' && Num
  *   caller waiting for it; the oldest probably timed out already. FIFO otherwise.
  *
  * Shedding is eager and per waiter: one `pop` removes every waiter already over its own tier's allowance, in every
- * tier, not only those in front of the one it serves. Since an allowance never grows while the queue is not found
- * empty and sojourns only grow, such a waiter could never be served later anyway; eager shedding fails it sooner.
+ * tier, not only those in front of the one it serves. Since an allowance never grows while a waiter is queued
+ * (the queue cannot drain around it) and sojourns only grow, such a waiter could never be served later anyway;
+ * eager shedding fails it sooner.
  *
  * Structure: one ring-buffer deque per criticality tier (a single one when not prioritized). Within a tier arrival
  * order equals sojourn order, so expired waiters are a prefix of each deque. `push` is O(1) amortised and allocates
@@ -92,10 +100,12 @@ export class CoDelQueue<T> {
   readonly options: ResolvedCoDelQueueOptions;
   private readonly tiers: Array<RingDeque<T>>;
   private count = 0;
-  /** The latest instant a consumer found the queue empty (or, after that, the push that ended the idle period). */
+  /** The latest instant the queue drained (or, after that, the push that ended the drained period). */
   private lastEmptyAt = -Infinity;
-  /** True from the moment a consumer finds the queue empty until the next push (a new queue starts idle). */
-  private idleNow = true;
+  /** True from the moment the queue drains until the next push (a new queue starts drained). */
+  private drained = true;
+  /** When a pop served the last waiter and shed none: the instant the still-empty queue drains; else Infinity. */
+  private drainsAt = Infinity;
 
   constructor(options: CoDelQueueOptions) {
     const { maxSize, target } = options;
@@ -126,30 +136,28 @@ export class CoDelQueue<T> {
   }
 
   /**
-   * True when no consumer has found the queue empty during the last `interval` ms (see the class comment): the
-   * queue is not idle and `now − lastEmptyAt ≥ interval`. May be true while no waiter is queued, when the queue
-   * emptied itself by shedding or serving and no consumer has looked since.
+   * True when the queue has not been empty during the last `interval` ms (see the class comment): it is not
+   * drained and `now − lastEmptyAt ≥ interval`. May be true while no waiter is queued, when the queue was emptied
+   * by shedding or `remove` (or served empty less than `target` ago) and no consumer has looked since.
    */
   congested(now: number): boolean {
-    return !this.idleNow && now - this.lastEmptyAt >= this.options.interval;
+    return !this.drained && now < this.drainsAt && now - this.lastEmptyAt >= this.options.interval;
   }
 
   /**
    * A consumer looked for work at `now` and found none — e.g. a concurrency slot was released while nobody
-   * waited. On an empty queue this records `now` as the last empty instant and makes the queue idle until the
-   * next push (the same as a `pop(now)` that finds no waiter); on a non-empty queue it does nothing. O(1), no
-   * allocation.
+   * waited. On an empty queue this drains it: records `now` as the last empty instant and keeps the queue calm
+   * until the next push (the same as a `pop(now)` that finds no waiter); on a non-empty queue it does nothing.
+   * O(1), no allocation.
    */
   idle(now: number): void {
-    if (this.count !== 0) return;
-    this.lastEmptyAt = now;
-    this.idleNow = true;
+    if (this.count === 0) this.drain(now);
   }
 
   /**
    * Enqueues `item` arriving at `now`. A full queue rejects (`{ ok: false }`) unless `prioritized` and a waiter of
    * strictly lower criticality exists, which is then displaced and returned. Throws a `RangeError` for a
-   * criticality outside 0…3. A push onto an idle queue records `now` as its last empty instant.
+   * criticality outside 0…3. A push onto a drained queue records `now` as its last empty instant.
    */
   push(item: T, now: number, criticality: Criticality = Criticality.NORMAL): CoDelPushResult<T> {
     if (!isCriticality(criticality))
@@ -157,11 +165,12 @@ export class CoDelQueue<T> {
     const prioritized = this.options.prioritized;
     const tier = this.tiers[prioritized ? criticality : 0]!;
     if (this.count < this.options.maxSize) {
-      if (this.idleNow) {
-        // Idle until this very arrival: the queue was empty, and known to be, up to now.
+      if (this.drained || now >= this.drainsAt) {
+        // Drained until this very arrival: the queue was empty, and counted as empty, up to now.
         this.lastEmptyAt = now;
-        this.idleNow = false;
+        this.drained = false;
       }
+      this.drainsAt = Infinity;
       tier.pushBack(item, now);
       this.count++;
       return ACCEPTED;
@@ -181,7 +190,8 @@ export class CoDelQueue<T> {
    * Dequeues at `now`. On an empty queue this is a consumer finding no work: see {@link CoDelQueue.idle}.
    * Otherwise sheds every waiter over its allowance (only when `target` is set), then returns the next waiter to
    * serve: from the highest non-empty tier when `prioritized` (else the single tier), the oldest — or the newest
-   * while congested with `adaptiveLifo`. Neither shedding nor serving the last waiter counts as being found empty.
+   * while congested with `adaptiveLifo`. Serving the last waiter drains the queue `target` ms later if it is
+   * still empty then, unless this pop also shed; shedding alone never does.
    */
   pop(now: number): CoDelPopResult<T> {
     if (this.count === 0) {
@@ -189,7 +199,7 @@ export class CoDelQueue<T> {
       return NOTHING;
     }
     const { target, interval, adaptiveLifo, prioritized } = this.options;
-    // count > 0, so the queue is not idle.
+    // count > 0, so the queue is not drained.
     const congested = now - this.lastEmptyAt >= interval;
     const tiers = this.tiers;
     let shed: T[] | undefined;
@@ -210,13 +220,15 @@ export class CoDelQueue<T> {
     while (tiers[t]!.size === 0) t--;
     const chosen = tiers[t]!;
     const item = adaptiveLifo && congested ? chosen.popBack() : chosen.popFront();
-    this.count--;
+    // Served the last waiter and shed nobody: drained once it stays empty for the target (see the class comment).
+    if (--this.count === 0 && shed === undefined) this.drainsAt = now + (target ?? 0);
     return { item, shed: shed ?? NONE_SHED };
   }
 
   /**
    * Removes a waiter (by identity), e.g. when its caller gave up. O(n). Returns whether it was queued. Emptying the
-   * queue this way is not being found empty by a consumer.
+   * queue this way does not drain it: a caller giving up after waiting too long is what a standing queue looks
+   * like (see the class comment).
    */
   remove(item: T): boolean {
     for (const deque of this.tiers) {
@@ -231,5 +243,12 @@ export class CoDelQueue<T> {
   /** Visits every waiter with its enqueue time (tier by tier, lowest first; oldest first within a tier). */
   forEach(visit: (item: T, enqueuedAt: number) => void): void {
     for (const deque of this.tiers) deque.forEach(visit);
+  }
+
+  /** The queue is empty and counts as empty from `now` until the next push. */
+  private drain(now: number): void {
+    this.lastEmptyAt = now;
+    this.drained = true;
+    this.drainsAt = Infinity;
   }
 }

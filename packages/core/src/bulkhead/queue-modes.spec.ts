@@ -8,9 +8,10 @@ import { createBulkheadRuntime } from './bulkhead-runtime';
 
 /**
  * One deterministic scenario per queue mode, every expected grant and shed worked out by hand in the comments
- * (CoDel as in Fail at Scale: the queue is congested when no consumer has found it empty for `interval` — here, a
- * release that finds nobody waiting; being emptied by shedding or by serving its last waiter does not count, and a
- * new or idle queue's first arrival starts a calm interval. A pop sheds every waiter whose sojourn is strictly
+ * (CoDel as in Fail at Scale: the queue is congested when it has not been empty for `interval` — found empty by a
+ * release that finds nobody waiting, or drained by serving its last waiter with nothing shed and no arrival within
+ * `target` (at once without one); being emptied by shedding does not count, and a new or drained queue's first
+ * arrival starts a calm interval. A pop sheds every waiter whose sojourn is strictly
  * above its allowance — `target` when congested, `interval` otherwise, times 0.25/0.5/1/2 per tier when
  * prioritized — then serves the oldest of the highest non-empty tier, or the newest under adaptive LIFO while
  * congested). One slot (maxConcurrency 1) throughout, so each release hands over exactly one slot.
@@ -160,12 +161,13 @@ describe('queue modes: deterministic scenarios', () => {
     expect([s.runtime.inUse, s.runtime.waiting]).toEqual([1, 0]);
   });
 
-  it('adaptive LIFO (no CoDel): FIFO until congested, newest first while congested, FIFO again once idle', async () => {
+  it('adaptive LIFO (no CoDel): FIFO until congested, newest first while congested, FIFO again once drained', async () => {
     // t=0 A runs; W1 parks (lastEmpty = 0); W2 @10; W3 @20.
     // t=50  release: 50 < 100 → not congested → oldest: W1.       t=60 W4, t=70 W5 park.
     // t=120 release: congested (120 ≥ 100) → newest: W5.  t=130 → W4.  t=140 → W3.  t=150 → W2 (the queue is
-    //       emptied by serving, not found empty: still congested).
-    // t=152 W6 and t=154 W7 park.  t=160 release: still congested → newest: W7.  t=170 → W6.
+    //       drained by serving its last waiter with nothing shed; without a target that counts at once).
+    // t=152 W6 parks (ends the drained period: lastEmpty = 152); t=154 W7.  t=160 release: calm → oldest: W6.
+    //       t=170 → W7.
     // t=180 release: nobody waits → idle, lastEmpty = 180.  t=185 X admitted at once.
     // t=190 W8 parks (ends the idle period: lastEmpty = 190); t=195 W9.
     // t=200 release: 10 < 100 → calm → oldest: W8.  t=210 → W9.
@@ -211,8 +213,8 @@ describe('queue modes: deterministic scenarios', () => {
       'W4 granted@130',
       'W3 granted@140',
       'W2 granted@150',
-      'W7 granted@160',
-      'W6 granted@170',
+      'W6 granted@160',
+      'W7 granted@170',
       'X admitted@185',
       'W8 granted@200',
       'W9 granted@210',

@@ -216,9 +216,10 @@ function markdown(m: OverloadMetrics, checks: Check[], scale: ScenarioScale): st
     '',
     checksTable(checks),
     '',
-    `**CoDel.** \`CoDelQueue\` counts the queue as empty only when a consumer finds it empty — here, a released ` +
-      `slot with nobody waiting — not when its own shedding or the serving of its last waiter empties it (until ` +
-      `this was fixed, those instants reset congestion several times a second and the queue wait p99 was ~70 ms). ` +
+    `**CoDel.** \`CoDelQueue\` counts the queue as empty when a consumer finds it empty — here, a released ` +
+      `slot with nobody waiting — or when serving its last waiter leaves it empty for at least the target; not ` +
+      `when its own shedding empties it, nor when an arrival refills it within the target (until this was fixed, ` +
+      `those instants reset congestion several times a second and the queue wait p99 was ~70 ms). ` +
       `The p99 wait is still ${ms(codel.queueWaitP99)} against the 5 ms target, and that is the algorithm, not a ` +
       `leak: with a 5 ms target the congested queue holds only the last ~5 ms of arrivals (~7 waiters at 3×), ` +
       `so a Poisson lull of a few ms empties it and the next release finds nobody waiting — capacity really went ` +
