@@ -276,14 +276,7 @@ export class QueuedBulkhead implements BulkheadRuntime {
       w.owner = this;
       const queue = this.#queue;
       if ((queue === undefined || queue.size === 0) && this.#inUse < this.#limit) {
-        if (w.deadline !== undefined && now >= w.deadline) {
-          w.state = SETTLED;
-          w.settle(deadlineExceeded(this.#origin, w.deadline, now));
-          continue;
-        }
-        this.#inUse++;
-        w.state = GRANTED;
-        w.settle(true);
+        this.#wake(w, now);
         continue;
       }
       // Queued at its original arrival time, so its sojourn keeps counting from when it really started waiting.
@@ -348,15 +341,20 @@ export class QueuedBulkhead implements BulkheadRuntime {
         if (shed.length === 0) break; // defensive: a queue that yields nothing must not spin us
         continue;
       }
-      if (item.deadline !== undefined && now >= item.deadline) {
-        item.state = SETTLED;
-        item.settle(deadlineExceeded(this.#origin, item.deadline, now));
-        continue;
-      }
-      this.#inUse++;
-      item.state = GRANTED;
-      item.settle(true);
+      this.#wake(item, now);
     }
+  }
+
+  /** Hands a free slot to `waiter`, or fails it if its deadline has passed (the slot then stays free). */
+  #wake(waiter: Waiter, now: number): void {
+    if (waiter.deadline !== undefined && now >= waiter.deadline) {
+      waiter.state = SETTLED;
+      waiter.settle(deadlineExceeded(this.#origin, waiter.deadline, now));
+      return;
+    }
+    this.#inUse++;
+    waiter.state = GRANTED;
+    waiter.settle(true);
   }
 
   #shed(waiter: Waiter, now: number): void {
