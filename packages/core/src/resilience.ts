@@ -78,6 +78,17 @@ export class Resilience {
     if (options.random !== undefined && typeof options.random !== 'function') {
       violations.push(`random must be a function returning [0, 1), got ${describe(options.random)}`);
     }
+    if (options.classify !== undefined && typeof options.classify !== 'function') {
+      violations.push(
+        `classify must be a function (error) => ExceptionKind | undefined, got ${describe(options.classify)}`,
+      );
+    }
+    if (options.clock !== undefined && !hasMethods(options.clock, CLOCK_METHODS)) {
+      violations.push(
+        `clock must be a Clock { ${CLOCK_METHODS.join(', ')} }, got ${describe(options.clock)}`,
+      );
+    }
+    checkStores(options.stores, violations);
     if (violations.length > 0) {
       throw new ResilienceError({
         kind: 'configuration',
@@ -150,7 +161,7 @@ export class Resilience {
    */
   run<T>(fn: (ctx: CallContext) => T | Promise<T>, options: RunOptions<T>): Promise<T> {
     const pr = this.#policies.get(options.policy);
-    if (pr === undefined) return unknownPolicy(options.policy);
+    if (pr === undefined) return unknownPolicy(options.policy, options.route);
     const ks = pr.key(options.route);
     // A forced-open key is refused inside the invocation, before any strategy, so the fallback still applies.
     return new Invocation(
@@ -169,7 +180,7 @@ export class Resilience {
    */
   [RUN_SETTLED](fn: (ctx: CallContext) => unknown, options: RunOptions<unknown>, settler: CallSettler): void {
     const pr = this.#policies.get(options.policy);
-    if (pr === undefined) return settler.settled(false, unknownPolicyError(options.policy));
+    if (pr === undefined) return settler.settled(false, unknownPolicyError(options.policy, options.route));
     new Invocation(this.#engine, pr, pr.key(options.route), fn, options).startSettled(settler);
   }
 
@@ -180,7 +191,7 @@ export class Resilience {
    */
   admitStream(policy: string, options: { readonly route?: string | undefined } = {}): Promise<StreamPermit> {
     const pr = this.#policies.get(policy);
-    if (pr === undefined) return unknownPolicy(policy);
+    if (pr === undefined) return unknownPolicy(policy, options.route);
     return admitStream(this.#engine, pr, pr.key(options.route));
   }
 
@@ -254,6 +265,35 @@ export class Resilience {
   }
 }
 
+const CLOCK_METHODS = ['now', 'setTimeout', 'clearTimeout'] as const;
+/** The methods each store port must have (`evict` is optional). */
+const STORE_METHODS = {
+  circuitBreaker: ['acquire', 'record', 'inspect', 'reset'],
+  rateLimit: ['take', 'tokens', 'reset'],
+  latencyDigest: ['observe', 'read', 'reset'],
+} as const;
+
+function hasMethods(value: unknown, methods: readonly string[]): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  return methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
+}
+
+/** A store given in the wrong shape fails at construction, not on the first call that reaches it. */
+function checkStores(stores: unknown, violations: string[]): void {
+  if (stores === undefined) return;
+  if (typeof stores !== 'object' || stores === null) {
+    violations.push(
+      `stores must be an object { circuitBreaker?, rateLimit?, latencyDigest? }, got ${describe(stores)}`,
+    );
+    return;
+  }
+  for (const [name, methods] of Object.entries(STORE_METHODS)) {
+    const store = (stores as Record<string, unknown>)[name];
+    if (store !== undefined && !hasMethods(store, methods))
+      violations.push(`stores.${name} must be a store with ${methods.join(', ')}, got ${describe(store)}`);
+  }
+}
+
 function describe(v: unknown): string {
   if (v === null) return 'null';
   if (typeof v === 'object') return (v as object).constructor?.name ?? 'object';
@@ -261,15 +301,18 @@ function describe(v: unknown): string {
 }
 
 /** `run` and `admitStream` on a name no policy is registered under (a rejection, never a throw). */
-function unknownPolicy(policy: unknown): Promise<never> {
-  return Promise.reject(unknownPolicyError(policy));
+function unknownPolicy(policy: unknown, route?: string): Promise<never> {
+  return Promise.reject(unknownPolicyError(policy, route));
 }
 
-function unknownPolicyError(policy: unknown): ResilienceError {
+function unknownPolicyError(policy: unknown, route?: string): ResilienceError {
   return new ResilienceError({
     kind: 'configuration',
     code: ErrorCode.UNKNOWN_POLICY,
     message: `Unknown policy '${String(policy)}'`,
     details: { policy },
+    // Like every rejection the executor raises (SPEC §11.2).
+    ...(typeof policy === 'string' ? { policy } : {}),
+    ...(route === undefined ? {} : { route }),
   });
 }

@@ -33,6 +33,12 @@ describe('Resilience.run basics', () => {
       kind: 'configuration',
       code: 'unknown_policy',
     });
+    // Like every rejection the executor raises, it names the policy and route (SPEC §11.2).
+    await expect(resilience.run(() => 1, { policy: 'nope', route: 'r' })).rejects.toMatchObject({
+      code: 'unknown_policy',
+      policy: 'nope',
+      route: 'r',
+    });
   });
 
   it('has the built-in transient and occ policies and lets users override them', async () => {
@@ -48,6 +54,31 @@ describe('Resilience.run basics', () => {
     expect(() => new Resilience({ policies: [{} as never], maxKeysPerPolicy: 0 })).toThrow(
       /policies\[0\] must be a ResiliencePolicy.*maxKeysPerPolicy must be an integer ≥ 1, got 0/,
     );
+  });
+
+  it('validates clock, classify and stores at construction, not on the first call', () => {
+    let error: unknown;
+    try {
+      new Resilience({
+        clock: 5 as never,
+        classify: 'x' as never,
+        stores: { circuitBreaker: 42 as never, rateLimit: { take: () => 0 } as never },
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ kind: 'configuration', code: 'invalid_policy' });
+    expect((error as Error).message).toBe(
+      'Invalid Resilience options: ' +
+        "classify must be a function (error) => ExceptionKind | undefined, got 'x'; " +
+        'clock must be a Clock { now, setTimeout, clearTimeout }, got number 5; ' +
+        'stores.circuitBreaker must be a store with acquire, record, inspect, reset, got number 42; ' +
+        'stores.rateLimit must be a store with take, tokens, reset, got Object',
+    );
+    expect(() => new Resilience({ stores: 7 as never })).toThrow(
+      'stores must be an object { circuitBreaker?, rateLimit?, latencyDigest? }, got number 7',
+    );
+    expect(() => new Resilience({ clock: { now: () => 0 } as never })).toThrow(/clock must be a Clock/);
   });
 
   it('exposes the running call signal through currentSignal() and none outside', async () => {
