@@ -128,6 +128,21 @@ describe('admin.forceOpen / clearForcedOpen', () => {
     }
   });
 
+  it('route-less before any traffic: inspect shows the policy-wide entry forced open (nothing hides it)', async () => {
+    const { resilience } = full();
+    await resilience.admin.forceOpen('full');
+    const snaps = await resilience.admin.inspect({ policy: 'full' });
+    expect(snaps).toHaveLength(1);
+    expect(snaps[0]).toMatchObject({
+      policy: 'full',
+      route: undefined,
+      forcedOpen: true,
+      breaker: { calls: 0 },
+    });
+    await resilience.admin.clearForcedOpen('full');
+    expect(await resilience.admin.inspect({ policy: 'full' })).toEqual([]); // inspecting created no key
+  });
+
   it('calls already running when a route is forced open finish normally', async () => {
     const { resilience, clock } = full();
     const d = deferred<string>();

@@ -95,7 +95,11 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
       // Every key at once: against a remote store (ioredis pipelines the commands) a slow or failing store costs
       // about one command timeout for the whole inspection, not one per key.
       const pending: Promise<ResilienceStateSnapshot>[] = [];
-      for (const pr of runtimes) for (const ks of pr.keys.values()) pending.push(snapshot(pr, ks));
+      for (const pr of runtimes) {
+        for (const ks of pr.keys.values()) pending.push(snapshot(pr, ks));
+        // A route-less force-open before any traffic: still visible, as the policy-wide (route-less) entry.
+        if (pr.forcedAll && !pr.keys.has(undefined)) pending.push(snapshot(pr, pr.peek(undefined)));
+      }
       return Promise.all(pending);
     },
 

@@ -177,6 +177,14 @@ export class PolicyRuntime {
   }
 
   /**
+   * The state of `route` if it is known, else a fresh one that is not registered (nothing is evicted for it): what
+   * the control plane reports for a key no call has used yet.
+   */
+  peek(route: string | undefined): KeyState {
+    return this.keys.get(route) ?? new KeyState(this.policy, route, this.deps, this);
+  }
+
+  /**
    * CLOCK (second-chance) eviction over insertion order: amortised O(1) and no per-call reordering. Keys that are
    * busy, forced open or whose breaker is not closed are never evicted; if every key is pinned the map grows.
    */
