@@ -130,6 +130,28 @@ describe('ResilienceModule.forRoot', () => {
     expect((error as Error).message).toContain('strategies[0].timeout');
   });
 
+  it('reports every invalid option in one configuration error: each bad policy, headers, core options', async () => {
+    const error = await compile({
+      policies: [
+        { name: 'a', strategies: [{ type: 'timeout', timeout: -1 }] },
+        new ResiliencePolicy({ name: 'fine', strategies: [] }),
+        { name: 'b', strategies: [{ type: 'rateLimit', permits: 0, per: '1s' }] },
+      ],
+      headers: { deadline: 5 as never, criticality: 'x criticality' },
+      maxKeysPerPolicy: 0,
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'configuration', code: 'invalid_policy' });
+    const message = (error as Error).message;
+    expect(message).toMatch(/^Invalid ResilienceModule options: policies\[0\]: .*strategies\[0\]\.timeout/);
+    expect(message).toMatch(/policies\[2\]: .*strategies\[0\]\.permits/);
+    expect(message).toContain("headers.deadline must be a header name (e.g. 'x-deadline'), got 5");
+    expect(message).toContain(
+      "headers.criticality must be a header name (e.g. 'x-criticality'), got 'x criticality'",
+    );
+    expect(message).toContain('maxKeysPerPolicy must be an integer ≥ 1, got 0');
+    expect((error as { details: { violations: string[] } }).details.violations).toHaveLength(5);
+  });
+
   it('disposes the Resilience on application shutdown (listeners are dropped)', async () => {
     const moduleRef = await compile({ policies: [new ResiliencePolicy({ name: 'p', strategies: [] })] });
     const app: INestApplication = moduleRef.createNestApplication({ logger: false });

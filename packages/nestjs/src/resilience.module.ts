@@ -1,6 +1,15 @@
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_FILTER, ApplicationConfig, DiscoveryModule } from '@nestjs/core';
-import { Resilience, ResiliencePolicy, policyFromSpec, type ResilienceOptions } from '@ballast/core';
+import {
+  ErrorCode,
+  Resilience,
+  ResilienceError,
+  ResiliencePolicy,
+  formatValue,
+  isResilienceError,
+  policyFromSpec,
+  type ResilienceOptions,
+} from '@ballast/core';
 import { ResilienceExceptionFilter } from './resilience-exception.filter';
 import { ResilienceExplorer } from './resilience.explorer';
 import { ResilienceHealthIndicator } from './resilience.health';
@@ -13,18 +22,74 @@ function toPolicy(definition: PolicyDefinition): ResiliencePolicy {
   return definition instanceof ResiliencePolicy ? definition : policyFromSpec(definition);
 }
 
-/** Builds the application's one `Resilience` from the module options. @internal */
+/** RFC 9110 `token`: what a header field name may contain. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function headerViolations(headers: unknown): string[] {
+  if (headers === undefined) return [];
+  if (typeof headers !== 'object' || headers === null)
+    return [`headers must be an object { deadline?, criticality? }, got ${formatValue(headers)}`];
+  const out: string[] = [];
+  for (const field of ['deadline', 'criticality'] as const) {
+    const name = (headers as Record<string, unknown>)[field];
+    if (name !== undefined && (typeof name !== 'string' || !HEADER_NAME.test(name)))
+      out.push(`headers.${field} must be a header name (e.g. 'x-${field}'), got ${formatValue(name)}`);
+  }
+  return out;
+}
+
+/** The violations of a configuration error (its own list when it has one), else undefined. */
+function violationsOf(error: unknown): string[] | undefined {
+  if (!isResilienceError(error) || error.kind !== 'configuration') return undefined;
+  const listed = (error.details as { violations?: unknown } | undefined)?.violations;
+  return Array.isArray(listed) && listed.every((v) => typeof v === 'string') ? listed : [error.message];
+}
+
+/**
+ * Builds the application's one `Resilience` from the module options. Every problem — each invalid policy spec, a bad
+ * `headers` option, core's own option checks — is reported in one `configuration` error at bootstrap. @internal
+ */
 export function createResilience(options: ResilienceModuleOptions): Resilience {
-  const config: { -readonly [K in keyof ResilienceOptions]: ResilienceOptions[K] } = {
-    policies: (options.policies ?? []).map(toPolicy),
-  };
+  const violations: string[] = [];
+  const policies: ResiliencePolicy[] = [];
+  const definitions: unknown = options.policies ?? [];
+  if (!Array.isArray(definitions)) {
+    violations.push(`policies must be an array of policies or JSON specs, got ${formatValue(definitions)}`);
+  } else {
+    (definitions as PolicyDefinition[]).forEach((definition, i) => {
+      try {
+        policies.push(toPolicy(definition));
+      } catch (error) {
+        if (violationsOf(error) === undefined) throw error;
+        violations.push(`policies[${i}]: ${(error as Error).message}`);
+      }
+    });
+  }
+  violations.push(...headerViolations(options.headers));
+  const config: { -readonly [K in keyof ResilienceOptions]: ResilienceOptions[K] } = { policies };
   if (options.stores !== undefined) config.stores = options.stores;
   if (options.clock !== undefined) config.clock = options.clock;
   if (options.random !== undefined) config.random = options.random;
   if (options.classify !== undefined) config.classify = options.classify;
   if (options.maxKeysPerPolicy !== undefined) config.maxKeysPerPolicy = options.maxKeysPerPolicy;
   if (options.ambientContext !== undefined) config.ambientContext = options.ambientContext;
-  return new Resilience(config);
+  let resilience: Resilience | undefined;
+  try {
+    resilience = new Resilience(config);
+  } catch (error) {
+    const found = violationsOf(error);
+    if (found === undefined) throw error;
+    violations.push(...found);
+  }
+  if (resilience === undefined || violations.length > 0) {
+    throw new ResilienceError({
+      kind: 'configuration',
+      code: ErrorCode.INVALID_POLICY,
+      message: `Invalid ResilienceModule options: ${violations.join('; ')}`,
+      details: { violations },
+    });
+  }
+  return resilience;
 }
 
 /**
