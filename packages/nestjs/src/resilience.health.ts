@@ -16,15 +16,23 @@ export type ResilienceHealthResult<Key extends string = string> = Record<
 >;
 
 export interface ResilienceHealthOptions {
-  /** Only these policies count (default: all). List the dependencies without which this instance is useless. */
+  /**
+   * Only these policies count (default: all). List the dependencies without which this instance is useless. An
+   * unknown name rejects with Ballast's `unknown_policy` error: a typo must not make the check `up` forever.
+   */
   readonly policies?: readonly string[] | undefined;
 }
 
 /**
- * Breaker states as a health indicator. Returns terminus' result shape instead of throwing, as terminus ≥ 10.1's
- * `HealthIndicatorService` does, so it plugs into `HealthCheckService.check([() => health.isHealthy('resilience')])`
- * — and works as plain JSON without terminus. `down` when a counted breaker is open or forced open; half-open is
- * `up` (it is recovering and admitting probes).
+ * Breaker states as a health indicator. Returns terminus' result shape instead of throwing, as terminus' own
+ * `HealthIndicatorService` (`check(key).up()` / `.down()`) does, so it plugs into
+ * `HealthCheckService.check([() => health.isHealthy('resilience')])` — and works as plain JSON without terminus.
+ * Terminus ≥ 11 (the first major for Nest 11) counts a returned `down` as a failed check (503); terminus 10 (Nest
+ * 9/10 only) counted only a thrown `HealthCheckError`, which terminus 12 no longer recognises (it rethrows → 500),
+ * so returning is the one answer that works on every terminus Nest 11 can install.
+ * `down` when a counted `(policy, route)` has its breaker open or is forced open — including a route-less
+ * force-open before any traffic, which `inspect()` reports as the policy-wide entry; half-open is `up` (it is
+ * recovering and admitting probes).
  *
  * @publicApi
  */
@@ -36,12 +44,18 @@ export class ResilienceHealthIndicator {
     key: Key = 'resilience' as Key,
     options: ResilienceHealthOptions = {},
   ): Promise<ResilienceHealthResult<Key>> {
-    const only = options.policies === undefined ? undefined : new Set(options.policies);
-    const snapshots = await this.resilience.admin.inspect();
+    // Per counted policy: inspects nothing else, and rejects with `unknown_policy` on a name that is not registered.
+    const snapshots =
+      options.policies === undefined
+        ? await this.resilience.admin.inspect()
+        : (
+            await Promise.all(
+              [...new Set(options.policies)].map((policy) => this.resilience.admin.inspect({ policy })),
+            )
+          ).flat();
     const breakers: BreakerHealth[] = [];
     let down = false;
     for (const s of snapshots) {
-      if (only !== undefined && !only.has(s.policy)) continue;
       if (s.breaker === undefined && !s.forcedOpen) continue;
       const state = s.breaker?.state ?? 'closed';
       breakers.push({ policy: s.policy, route: s.route ?? null, state, forcedOpen: s.forcedOpen });

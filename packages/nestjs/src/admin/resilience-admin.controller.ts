@@ -3,6 +3,7 @@ import {
   Body,
   Delete,
   Get,
+  Headers,
   HttpCode,
   Inject,
   NotFoundException,
@@ -14,10 +15,19 @@ import {
 import {
   ErrorCode,
   Resilience,
+  formatValue,
   isResilienceError,
   policyToSpec,
   type ResilienceStateSnapshot,
 } from '@ballast/core';
+import {
+  RequestCheck,
+  checkQuery,
+  jsonBody,
+  routeTarget,
+  singleQueryValue,
+  type RequestHeaders,
+} from './admin-request';
 
 /** A snapshot with `route: null` instead of a missing key, so "policy-wide" is visible in the JSON. */
 export type AdminStateEntry = Omit<ResilienceStateSnapshot, 'route'> & { readonly route: string | null };
@@ -25,15 +35,19 @@ export type AdminStateEntry = Omit<ResilienceStateSnapshot, 'route'> & { readonl
 /**
  * The control plane over HTTP (SPEC §9). Not decorated with `@Controller` here: `ResilienceAdminModule.forRoot`
  * derives a subclass with the configured path and guard, so one class serves any prefix.
- * Errors are answered by the controller itself — 404 for unknown policies, 400 (with the JSON path of each
- * violation) for invalid specs — because the global filter deliberately leaves configuration errors alone.
+ * Errors are answered by the controller itself — 404 for unknown policies, 400 (with the path of each violation)
+ * for invalid specs and unreadable requests, 415 for non-JSON bodies — because the global filter deliberately
+ * leaves configuration errors alone. Which route an operation targets: see {@link routeTarget}.
  */
 export class ResilienceAdminController {
   // Explicit token: this base class has no class decorator, so TS emits no constructor metadata for it.
   constructor(@Inject(Resilience) private readonly resilience: Resilience) {}
 
   @Get('state')
-  async state(@Query('policy') policy?: string): Promise<{ policies: string[]; state: AdminStateEntry[] }> {
+  async state(@Query() query: unknown): Promise<{ policies: string[]; state: AdminStateEntry[] }> {
+    const check = new RequestCheck();
+    const policy = singleQueryValue(check, 'policy', checkQuery(check, query, ['policy'])['policy']);
+    check.throwIfInvalid();
     const policies = await this.resilience.admin.policies();
     if (policy !== undefined && !policies.includes(policy)) throw unknownPolicy(policy);
     const snapshots = await this.resilience.admin.inspect(policy === undefined ? {} : { policy });
@@ -42,8 +56,13 @@ export class ResilienceAdminController {
 
   @Post('policies/:policy/force-open')
   @HttpCode(200)
-  async forceOpen(@Param('policy') policy: string, @Body() body: unknown): Promise<ForceOpenResult> {
-    const route = routeOf(body, undefined);
+  async forceOpen(
+    @Param('policy') policy: string,
+    @Headers() headers: RequestHeaders,
+    @Body() body: unknown,
+    @Query() query: unknown,
+  ): Promise<ForceOpenResult> {
+    const route = routeTarget(headers, body, query);
     await adminCall(() => this.resilience.admin.forceOpen(policy, ...optional(route)));
     return { policy, route: route ?? null, forcedOpen: true };
   }
@@ -52,10 +71,11 @@ export class ResilienceAdminController {
   @HttpCode(200)
   async clearForcedOpen(
     @Param('policy') policy: string,
+    @Headers() headers: RequestHeaders,
     @Body() body: unknown,
-    @Query('route') queryRoute?: string,
+    @Query() query: unknown,
   ): Promise<ForceOpenResult> {
-    const route = routeOf(body, queryRoute);
+    const route = routeTarget(headers, body, query);
     await adminCall(() => this.resilience.admin.clearForcedOpen(policy, ...optional(route)));
     return { policy, route: route ?? null, forcedOpen: false };
   }
@@ -64,9 +84,11 @@ export class ResilienceAdminController {
   @HttpCode(200)
   async reset(
     @Param('policy') policy: string,
+    @Headers() headers: RequestHeaders,
     @Body() body: unknown,
+    @Query() query: unknown,
   ): Promise<{ policy: string; route: string | null; reset: true }> {
-    const route = routeOf(body, undefined);
+    const route = routeTarget(headers, body, query);
     await adminCall(() => this.resilience.admin.resetBreaker(policy, ...optional(route)));
     return { policy, route: route ?? null, reset: true };
   }
@@ -75,19 +97,25 @@ export class ResilienceAdminController {
   @HttpCode(200)
   async retune(
     @Param('policy') policy: string,
+    @Headers() headers: RequestHeaders,
     @Body() body: unknown,
+    @Query() query: unknown,
   ): Promise<{ policy: string; spec: unknown }> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body))
-      throw badRequest(
-        'The body must be a JSON policy spec: { "strategies": [...] }',
-        ErrorCode.INVALID_POLICY,
-      );
-    const spec = body as Record<string, unknown>;
-    if (spec['name'] !== undefined && spec['name'] !== policy)
-      throw badRequest(
-        `$.name: must equal the policy in the URL ('${policy}'), got ${JSON.stringify(spec['name'])}`,
-        ErrorCode.INVALID_POLICY,
-      );
+    const json = jsonBody(headers, body);
+    const check = new RequestCheck();
+    checkQuery(check, query, []);
+    check.throwIfInvalid();
+    // Same heading and code as core's spec violations: to the caller, a name mismatch is one more of them.
+    const heading = `Invalid policy spec '${policy}'`;
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+      check.fail('body', 'a JSON policy spec { "strategies": [...] }', json);
+      check.throwIfInvalid(heading, ErrorCode.INVALID_POLICY);
+    }
+    const spec = json as Record<string, unknown>;
+    if (spec['name'] !== undefined && spec['name'] !== policy) {
+      check.fail('name', `${formatValue(policy)} (the policy in the URL), or absent`, spec['name']);
+      check.throwIfInvalid(heading, ErrorCode.INVALID_POLICY);
+    }
     await adminCall(() => this.resilience.admin.retune({ ...spec, name: policy }));
     const current = this.resilience.policy(policy);
     return { policy, spec: current === undefined ? undefined : policyToSpec(current) };
@@ -101,16 +129,6 @@ interface ForceOpenResult {
 }
 
 const optional = (route: string | undefined): [] | [string] => (route === undefined ? [] : [route]);
-
-/** `route` from a JSON body (`{ "route": "…" }`), else from the query; anything but a string is a 400. */
-function routeOf(body: unknown, queryRoute: string | undefined): string | undefined {
-  const fromBody =
-    typeof body === 'object' && body !== null ? (body as { route?: unknown }).route : undefined;
-  const route = fromBody ?? queryRoute;
-  if (route !== undefined && typeof route !== 'string')
-    throw badRequest(`$.route: must be a string, got ${JSON.stringify(route)}`, 'invalid_request');
-  return route;
-}
 
 async function adminCall(op: () => Promise<void>): Promise<void> {
   try {
@@ -135,8 +153,4 @@ function unknownPolicy(policy: string): NotFoundException {
     code: ErrorCode.UNKNOWN_POLICY,
     message: `Unknown policy '${policy}'`,
   });
-}
-
-function badRequest(message: string, code: string): BadRequestException {
-  return new BadRequestException({ statusCode: 400, error: 'Bad Request', code, message });
 }

@@ -1,0 +1,119 @@
+import { BadRequestException, UnsupportedMediaTypeException } from '@nestjs/common';
+import { formatValue, type Violation } from '@ballast/core';
+
+/** Request headers as both adapters hand them to `@Headers()` (Node's `IncomingHttpHeaders`). */
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/** The code of a 400 for an admin request Ballast cannot read (a malformed route, an unknown parameter). */
+export const INVALID_REQUEST = 'invalid_request';
+
+/**
+ * Collects every violation of one request and throws them together, in the shape and wording of core's
+ * `invalid_policy` errors (`<path> must be <constraint>, got <value>` and `violations: [{ path, constraint, value }]`),
+ * so every 400 of the admin API reads the same. Paths: `route` (a body field, relative to the body), `?route` (a
+ * query parameter), `body` (the body as a whole).
+ */
+export class RequestCheck {
+  readonly violations: Violation[] = [];
+
+  fail(path: string, constraint: string, value: unknown): void {
+    this.violations.push({ path, constraint, value });
+  }
+
+  throwIfInvalid(heading = 'Invalid admin request', code = INVALID_REQUEST): void {
+    if (this.violations.length === 0) return;
+    const parts = this.violations.map(
+      (v) => `${v.path} must be ${v.constraint}, got ${formatValue(v.value)}`,
+    );
+    throw new BadRequestException({
+      statusCode: 400,
+      error: 'Bad Request',
+      code,
+      message: `${heading}: ${parts.join('; ')}`,
+      violations: this.violations,
+    });
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A request carries a body when it says so in its framing headers (an empty POST has `content-length: 0`). */
+function hasBody(headers: RequestHeaders): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = headers['content-length'];
+  return length !== undefined && length !== '0';
+}
+
+/**
+ * The body when the request has one, else `undefined`. A body must be JSON: anything else answers 415, because
+ * the adapters disagree about it (Express leaves `text/plain` unparsed, Fastify hands it over as a string, both
+ * parse forms) and a body the API ignored would silently turn a one-route operation into a whole-policy one.
+ */
+export function jsonBody(headers: RequestHeaders, body: unknown): unknown {
+  if (!hasBody(headers)) return undefined;
+  const raw = headers['content-type'];
+  const type = (Array.isArray(raw) ? raw[0] : raw)?.split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json')
+    throw new UnsupportedMediaTypeException({
+      statusCode: 415,
+      error: 'Unsupported Media Type',
+      code: 'unsupported_media_type',
+      message: `Invalid admin request: the body must be JSON (Content-Type: application/json), got ${formatValue(
+        type ?? 'no Content-Type',
+      )}`,
+    });
+  return body;
+}
+
+/** Unknown query parameters are violations (a typo like `?rout=eu` must not read as "no route"). */
+export function checkQuery(
+  check: RequestCheck,
+  query: unknown,
+  known: readonly string[],
+): Record<string, unknown> {
+  const q = isRecord(query) ? query : {};
+  for (const key of Object.keys(q).filter((k) => !known.includes(k)))
+    check.fail(
+      `?${key}`,
+      known.length === 0
+        ? 'absent (this endpoint takes no query parameters)'
+        : `a known query parameter (${known.map((k) => `?${k}`).join(', ')})`,
+      q[key],
+    );
+  return q;
+}
+
+/** One non-empty value of a query parameter: `?policy=` and `?policy=a&policy=b` are violations. */
+export function singleQueryValue(check: RequestCheck, name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && value !== '') return value;
+  check.fail(`?${name}`, 'a single non-empty value', value);
+  return undefined;
+}
+
+/**
+ * The route a force-open / clear / reset targets: `{ "route": "…" }` in a JSON body and/or `?route=…` (equal when
+ * both are given). No route anywhere — no body, `{}`, no query — is the whole policy (SPEC §9). Everything else is
+ * a 400 (`{ "route": null }`, a non-string or empty route, unknown fields or parameters, two different routes) or a
+ * 415 (a non-JSON body), so an operation meant for one route never reaches every route.
+ */
+export function routeTarget(headers: RequestHeaders, body: unknown, query: unknown): string | undefined {
+  const json = jsonBody(headers, body);
+  const check = new RequestCheck();
+  const fromQuery = singleQueryValue(check, 'route', checkQuery(check, query, ['route'])['route']);
+  let fromBody: string | undefined;
+  if (json !== undefined) {
+    if (!isRecord(json)) check.fail('body', 'a JSON object { "route"?: string }, or absent', json);
+    else
+      for (const [key, value] of Object.entries(json)) {
+        if (key !== 'route') check.fail(key, 'a known field (route)', value);
+        else if (typeof value === 'string' && value !== '') fromBody = value;
+        else check.fail('route', 'a non-empty string', value);
+      }
+  }
+  if (fromBody !== undefined && fromQuery !== undefined && fromBody !== fromQuery)
+    check.fail('route', `the same as ?route (${formatValue(fromQuery)}), or absent`, fromBody);
+  check.throwIfInvalid();
+  return fromBody ?? fromQuery;
+}
