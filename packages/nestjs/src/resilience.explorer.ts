@@ -1,7 +1,8 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { PATH_METADATA } from '@nestjs/common/constants';
+import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import { ErrorCode, Resilience, ResilienceError, type RunOptions } from '@ballast/core';
+import { ErrorCode, Resilience, ResilienceError, currentSignal, type RunOptions } from '@ballast/core';
 import { Observable, isObservable } from 'rxjs';
 import { runObservable } from './observable-call';
 import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
@@ -9,18 +10,29 @@ import { StreamGate } from './stream-gate';
 
 type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
 
-/** Marks wrappers, so a prototype shared by two applications (request-scoped providers) is wrapped only once. */
+/**
+ * Marks prototype wrappers (and holds the original), so a prototype shared by two applications (request-scoped
+ * providers) is wrapped only once, and a class inheriting a wrapper is wrapped around the original, not around it.
+ */
 const WRAPPED = Symbol('ballast:wrapped');
 /** Per prototype-wrapped method, the `Resilience` of the application that bootstrapped last. */
 const prototypeBindings = new WeakMap<AnyMethod, { resilience: Resilience; streams: StreamGate }>();
+/** `PATTERN_HANDLER_METADATA` of `@nestjs/microservices/constants`, spelled out: that package is optional. */
+const PATTERN_HANDLER_METADATA = 'microservices:handler_type';
 
 /**
  * Finds `@Resilient` / `@Hedged` methods on every provider at bootstrap (DiscoveryService + MetadataScanner) and
  * wraps them, so `this.inventory.get(id)` runs under the policy without the caller knowing. Controllers are left
  * alone: their handlers go through `ResilienceInterceptor`, which also sees the HTTP request.
  *
- * It also fails the bootstrap when a decorator names a policy that does not exist, or decorates a provider class
- * (only provider *methods* can be wrapped) — mistakes that would otherwise surface as 500s in production.
+ * It also fails the bootstrap when a decorator names a policy that does not exist, decorates a provider class (only
+ * provider *methods* can be wrapped) or a controller method that is not a handler — mistakes that would otherwise
+ * surface as 500s in production, or as a policy that silently never runs.
+ *
+ * Wrapping happens in `onModuleInit`, and ResilienceModule's hooks run before every other module's (see
+ * {@link runLifecycleHooksFirst}): user lifecycle hooks already call wrapped methods. Constructors and factory
+ * providers run earlier, before anything is wrapped. A wrapped method called inside another call (a decorated
+ * handler, another decorated method) is linked to it: that call's abort aborts this one ({@link linkedTo}).
  */
 @Injectable()
 export class ResilienceExplorer implements OnModuleInit {
@@ -32,21 +44,39 @@ export class ResilienceExplorer implements OnModuleInit {
     private readonly reflector: Reflector,
     private readonly resilience: Resilience,
     private readonly streams: StreamGate,
-  ) {}
+    modules: ModulesContainer,
+  ) {
+    runLifecycleHooksFirst(modules);
+  }
 
   async onModuleInit(): Promise<void> {
     const known = new Set(await this.resilience.admin.policies());
     const problems: string[] = [];
+    let unknownPolicy = false;
     const check = (binding: ResilienceBinding | undefined, where: string): void => {
-      if (binding !== undefined && !known.has(binding.policy))
+      if (binding !== undefined && !known.has(binding.policy)) {
         problems.push(`${where} uses unknown policy '${binding.policy}'`);
+        unknownPolicy = true;
+      }
     };
     for (const wrapper of this.discovery.getControllers()) {
       const proto = prototypeOf(wrapper);
       if (proto === undefined) continue;
       check(this.reflector.get(ResilienceBindingMetadata, proto.constructor), wrapper.name);
-      for (const name of this.scanner.getAllMethodNames(proto))
-        check(this.#bindingOf(proto, name), `${wrapper.name}.${name}`);
+      for (const name of this.scanner.getAllMethodNames(proto)) {
+        const binding = this.#bindingOf(proto, name);
+        if (binding === undefined) continue;
+        check(binding, `${wrapper.name}.${name}`);
+        // Controllers are never wrapped (see the class comment), and Nest runs only handlers through the
+        // interceptor: on any other controller method the decorator would silently do nothing.
+        if (!isHandler((proto as Record<string, unknown>)[name] as object))
+          problems.push(
+            `${wrapper.name}.${name}: @Resilient/@Hedged on a controller method that is not a route or message ` +
+              'handler does nothing (only handlers run through the interceptor, and controllers are not wrapped); ' +
+              'move the method to a provider (an @Injectable() class the controller injects) and decorate it ' +
+              'there, or decorate the handler that calls it',
+          );
+      }
     }
     let wrapped = 0;
     for (const wrapper of this.discovery.getProviders()) {
@@ -70,7 +100,7 @@ export class ResilienceExplorer implements OnModuleInit {
     if (problems.length > 0) {
       throw new ResilienceError({
         kind: 'configuration',
-        code: ErrorCode.UNKNOWN_POLICY,
+        ...(unknownPolicy ? { code: ErrorCode.UNKNOWN_POLICY } : {}),
         message: `Ballast cannot start: ${problems.join('; ')}`,
         details: { problems },
       });
@@ -89,7 +119,10 @@ export class ResilienceExplorer implements OnModuleInit {
    * providers have no instance yet, so their prototype method is wrapped, bound to the latest application.
    */
   #wrap(wrapper: InstanceWrapper, proto: object, name: string, binding: ResilienceBinding): void {
-    const original = (proto as Record<string, AnyMethod>)[name]!;
+    // `proto[name]` may already be a prototype wrapper: this class's own (wrapped by an earlier application), or
+    // one it inherits from a request-scoped or transient base class. Wrapping that again would run the policy twice.
+    const current = (proto as Record<string, AnyMethod & { [WRAPPED]?: AnyMethod }>)[name]!;
+    const original = current[WRAPPED] ?? current;
     if (wrapper.isDependencyTreeStatic() && !wrapper.isTransient && isObject(wrapper.instance)) {
       const host = { resilience: this.resilience, streams: this.streams };
       const wrappedMethod = this.#wrapper(original, binding, () => host, returnsObservable(proto, name));
@@ -100,20 +133,18 @@ export class ResilienceExplorer implements OnModuleInit {
       });
       return;
     }
-    const target = original as AnyMethod & { [WRAPPED]?: AnyMethod };
-    const unwrapped = target[WRAPPED] ?? original;
-    if (target[WRAPPED] === undefined) {
+    if (current[WRAPPED] === undefined) {
       const wrappedMethod = this.#wrapper(
-        unwrapped,
+        original,
         binding,
-        () => prototypeBindings.get(unwrapped)!,
+        () => prototypeBindings.get(original)!,
         returnsObservable(proto, name),
       );
-      Object.defineProperty(wrappedMethod, WRAPPED, { value: unwrapped });
-      copyMetadata(unwrapped, wrappedMethod);
+      Object.defineProperty(wrappedMethod, WRAPPED, { value: original });
+      copyMetadata(original, wrappedMethod);
       Object.defineProperty(proto, name, { value: wrappedMethod, writable: true, configurable: true });
     }
-    prototypeBindings.set(unwrapped, { resilience: this.resilience, streams: this.streams });
+    prototypeBindings.set(original, { resilience: this.resilience, streams: this.streams });
   }
 
   /** Builds the replacement: async generators are breaker-gated, Observables stay lazy, the rest run as calls. */
@@ -142,7 +173,7 @@ export class ResilienceExplorer implements OnModuleInit {
           runObservable(
             host().resilience,
             () => original.apply(this, args) as Observable<unknown>,
-            options,
+            linkedTo(options),
             true,
             subscriber,
           );
@@ -154,9 +185,38 @@ export class ResilienceExplorer implements OnModuleInit {
         const result = original.apply(this, args);
         if (isObservable(result)) throw observableWithoutMetadata(original.name);
         return result;
-      }, options);
+      }, linkedTo(options));
     };
   }
+}
+
+/**
+ * Makes Nest call the lifecycle hooks of ResilienceModule's module before every other module's, so the wrapping in
+ * `onModuleInit` is done before any user hook runs. Nest calls `onModuleInit` (then `onApplicationBootstrap`) module
+ * by module, in decreasing `distance`, awaiting each module; every global module has distance `Number.MAX_VALUE`,
+ * and ties keep the order in which modules were imported — so a user's `@Global()` module imported before
+ * ResilienceModule ran its hooks first, calling decorated methods unwrapped. `Infinity` sorts before all of them.
+ * Runs in the constructor: instances are all created before Nest computes that order (once, at `init()`). Shutdown
+ * hooks run in the reverse order, so ResilienceModule's `onApplicationShutdown` now comes last, after every
+ * user hook that may still make calls. (Nest's only other reader of `distance`, middleware ordering, concerns modules
+ * with a `configure()` method; ResilienceModule has none.)
+ */
+function runLifecycleHooksFirst(modules: ModulesContainer): void {
+  for (const moduleRef of modules.values())
+    if (moduleRef.providers.has(ResilienceExplorer)) moduleRef.distance = Number.POSITIVE_INFINITY;
+}
+
+/**
+ * The run options of one call of a wrapped method: linked to the enclosing call, if any (a decorated handler, another
+ * decorated method, the user's own `resilience.run`), so that call's abort — its attempt timeout, deadline, a lost
+ * hedge race, the client's disconnect — aborts this one too and reaches the method's `currentSignal()`. Core's `run`
+ * does not link to the enclosing call by itself. Read at call time: each attempt of the enclosing call has its own
+ * signal. Outside any call `currentSignal()` is a single AsyncLocalStorage lookup that allocates nothing; inside
+ * one it makes core create the enclosing attempt's AbortController (lazily, ~5 µs) — the price of propagating.
+ */
+function linkedTo(options: RunOptions<unknown>): RunOptions<unknown> {
+  const signal = currentSignal();
+  return signal === undefined ? options : { ...options, signal };
 }
 
 function prototypeOf(wrapper: InstanceWrapper): object | undefined {
@@ -164,6 +224,17 @@ function prototypeOf(wrapper: InstanceWrapper): object | undefined {
   if (isObject(instance)) return Object.getPrototypeOf(instance) as object;
   const metatype = wrapper.metatype as { prototype?: unknown } | null | undefined;
   return !wrapper.inject && isObject(metatype?.prototype) ? metatype.prototype : undefined;
+}
+
+/**
+ * A route handler (`@Get()`, `@Sse()`, … set the path) or a microservice handler (`@MessagePattern()`,
+ * `@EventPattern()`, `@GrpcMethod()` set the handler type). WebSocket handlers live on gateways, which are providers.
+ */
+function isHandler(method: object): boolean {
+  return (
+    Reflect.getMetadata(PATH_METADATA, method) !== undefined ||
+    Reflect.getMetadata(PATTERN_HANDLER_METADATA, method) !== undefined
+  );
 }
 
 function isObject(value: unknown): value is object {

@@ -1,0 +1,194 @@
+import 'reflect-metadata';
+import { Controller, Get, Injectable, Post, Sse, type Type } from '@nestjs/common';
+import { EventPattern, MessagePattern } from '@nestjs/microservices';
+import { Test } from '@nestjs/testing';
+import { ResiliencePolicy, isResilienceError } from '@ballast/core';
+import { of, type Observable } from 'rxjs';
+import { Hedged, Resilient, ResilienceModule } from './index';
+
+/**
+ * The README promises that unsupported uses of the decorators fail loudly — at bootstrap, or at class definition
+ * when the decorator alone can tell — instead of silently doing nothing.
+ */
+async function bootstrapError(controllers: Type[], providers: Type[] = []): Promise<unknown> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      ResilienceModule.forRoot({ policies: [new ResiliencePolicy({ name: 'plain', strategies: [] })] }),
+    ],
+    controllers,
+    providers,
+  }).compile();
+  try {
+    await moduleRef.init();
+    return undefined;
+  } catch (error) {
+    return error;
+  } finally {
+    await moduleRef.close().catch(() => {}); // close() re-throws the failed initialisation
+  }
+}
+
+@Injectable()
+class StockClient {
+  async stock(): Promise<number> {
+    return 7;
+  }
+}
+
+describe('@Resilient on a controller method that is not a handler', () => {
+  @Controller('products')
+  class ProductsController {
+    constructor(private readonly client: StockClient) {}
+
+    @Get()
+    async list(): Promise<number> {
+      return this.lookup();
+    }
+
+    /** A helper the handler calls: the explorer never wraps controllers, so this would run bare. */
+    @Resilient('plain')
+    private async lookup(): Promise<number> {
+      return this.client.stock();
+    }
+  }
+
+  class BaseController {
+    @Hedged('plain', { route: 'base' })
+    protected async fetchAll(): Promise<number[]> {
+      return [];
+    }
+  }
+
+  @Controller('derived')
+  class DerivedController extends BaseController {
+    @Get()
+    list(): Promise<number[]> {
+      return this.fetchAll();
+    }
+  }
+
+  it('fails the bootstrap naming the class, the method and what to do', async () => {
+    const error = await bootstrapError([ProductsController], [StockClient]);
+    expect(isResilienceError(error) && error.kind).toBe('configuration');
+    const message = (error as Error).message;
+    expect(message).toContain('ProductsController.lookup');
+    expect(message).toContain('not a route or message handler');
+    expect(message).toContain('move the method to a provider');
+  });
+
+  it('also for an inherited helper, and for @Hedged', async () => {
+    const message = ((await bootstrapError([DerivedController])) as Error).message;
+    expect(message).toContain('DerivedController.fetchAll');
+    expect(message).toContain('@Resilient/@Hedged');
+  });
+
+  it('accepts every kind of handler: HTTP, SSE, message and event patterns, class-level decorators', async () => {
+    @Controller('ok')
+    class Handlers {
+      @Get('a')
+      @Resilient('plain')
+      a(): string {
+        return 'a';
+      }
+
+      @Post('b')
+      @Hedged('plain')
+      b(): string {
+        return 'b';
+      }
+
+      @Sse('c')
+      @Resilient('plain')
+      c(): Observable<{ data: string }> {
+        return of({ data: 'c' });
+      }
+
+      @MessagePattern('d')
+      @Resilient('plain')
+      d(): string {
+        return 'd';
+      }
+
+      @EventPattern('e')
+      @Resilient('plain')
+      e(): void {}
+    }
+
+    @Controller('class-level')
+    @Resilient('plain')
+    class ClassLevel {
+      @Get()
+      get(): string {
+        return this.helper();
+      }
+
+      private helper(): string {
+        return 'undecorated helpers are fine';
+      }
+    }
+
+    expect(await bootstrapError([Handlers, ClassLevel])).toBeUndefined();
+  });
+});
+
+describe('@Resilient on something that is not a method', () => {
+  function definitionError(define: () => unknown): Error {
+    try {
+      define();
+    } catch (error) {
+      return error as Error;
+    }
+    throw new Error('the class was defined without an error');
+  }
+
+  it('refuses a getter with a message', () => {
+    const error = definitionError(() => {
+      class Catalog {
+        @Resilient('plain')
+        get size(): number {
+          return 1;
+        }
+      }
+      return Catalog;
+    });
+    expect(isResilienceError(error) && error.kind).toBe('configuration');
+    expect(error.message).toContain("@Resilient('plain') on Catalog.size");
+    expect(error.message).toContain('a getter');
+    expect(error.message).toContain('only methods');
+  });
+
+  it('refuses a setter', () => {
+    const error = definitionError(() => {
+      class Catalog {
+        @Hedged('plain')
+        set size(_: number) {}
+      }
+      return Catalog;
+    });
+    expect(error.message).toContain("@Hedged('plain') on Catalog.size");
+    expect(error.message).toContain('a setter');
+  });
+
+  it('refuses a property (which it would otherwise ignore)', () => {
+    class Catalog {
+      size = 1;
+    }
+    const error = definitionError(() =>
+      Reflect.decorate([Resilient('plain') as PropertyDecorator], Catalog.prototype, 'size'),
+    );
+    expect(error.message).toContain("@Resilient('plain') on Catalog.size");
+    expect(error.message).toContain('a property');
+  });
+
+  it('refuses a static method (never wrapped, never a handler)', () => {
+    const error = definitionError(() => {
+      class Catalog {
+        @Resilient('plain')
+        static async load(): Promise<void> {}
+      }
+      return Catalog;
+    });
+    expect(error.message).toContain("@Resilient('plain') on Catalog.load");
+    expect(error.message).toContain('a static method');
+  });
+});
