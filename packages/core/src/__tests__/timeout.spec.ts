@@ -3,7 +3,8 @@ import { RetryStrategy } from '../strategies/retry-strategy';
 import { TimeoutStrategy } from '../strategies/timeout-strategy';
 import type { CallContext } from '../resilience-types';
 import { deferred, settle, setup } from './helpers';
-import { breaker, hang, policy } from './kit';
+import { breaker, codeOf, hang, policy } from './kit';
+import { ON_ABORT, type AbortHook } from '../executor/attempt-context';
 
 /** Attempt timeout through `run()` (SPEC §2, §4, §11.13; peers.md §5 items 9, 10). */
 
@@ -185,5 +186,35 @@ describe('timeout', () => {
     const p = resilience.run(() => 'sync', { policy: 'p' });
     expect(clock.pendingTimers()).toBe(0);
     await expect(p).resolves.toBe('sync');
+  });
+});
+
+describe('ON_ABORT (the internal abort hook for integrations)', () => {
+  it('is called once when the attempt times out, and at once when registered after the abort', async () => {
+    const { resilience, clock } = setup([policy('p', [new TimeoutStrategy({ timeout: 50 })])]);
+    const seen: unknown[] = [];
+    let ctxSeen: CallContext | undefined;
+    const s = settle(
+      resilience.run(
+        (ctx) => {
+          ctxSeen = ctx;
+          (ctx as unknown as { [ON_ABORT](h: AbortHook): void })[ON_ABORT]({
+            attemptAborted: (reason) => seen.push(reason),
+          });
+          return hang();
+        },
+        { policy: 'p' },
+      ),
+    );
+    await clock.advance(50);
+    expect(codeOf(s.error)).toBe('attempt_timeout');
+    expect(seen).toHaveLength(1);
+    expect(codeOf(seen[0])).toBe('attempt_timeout');
+    const late: unknown[] = [];
+    (ctxSeen as unknown as { [ON_ABORT](h: AbortHook): void })[ON_ABORT]({
+      attemptAborted: (reason) => late.push(reason),
+    });
+    expect(late).toEqual([seen[0]]);
+    expect(clock.pendingTimers()).toBe(0);
   });
 });

@@ -1,6 +1,19 @@
 import type { Clock } from '../time/clock';
 import type { CallContext } from '../resilience-types';
 
+/** What {@link ON_ABORT} calls when the attempt is aborted. @internal */
+export interface AbortHook {
+  attemptAborted(reason: unknown): void;
+}
+
+/**
+ * Key of an attempt context's internal abort hook, for Ballast's own integrations (`@ballast/nestjs` unsubscribes
+ * an Observable handler with it): `ctx[ON_ABORT](hook)` calls `hook.attemptAborted(reason)` once when the attempt
+ * is aborted (at once if it already was), without creating the AbortController that reading `ctx.signal` costs
+ * (≈ 5 µs on Node 20). One hook per attempt; a second replaces the first. Not public API. @internal
+ */
+export const ON_ABORT: unique symbol = Symbol('ballast.onAbort');
+
 /**
  * The `ctx` one attempt receives, and at the same time the AsyncLocalStorage frame the attempt runs in (so
  * `currentSignal()`, `remainingTime()` and `currentCriticality()` work for code that cannot take `ctx`).
@@ -13,6 +26,7 @@ export class AttemptContext implements CallContext {
   #controller: AbortController | undefined = undefined;
   #aborted = false;
   #reason: unknown = undefined;
+  #hook: AbortHook | undefined = undefined;
   /** The ALS frame view: this attempt is its own "call". */
   readonly call: CallContext = this;
 
@@ -38,11 +52,28 @@ export class AttemptContext implements CallContext {
     return this.#aborted;
   }
 
-  /** Aborts the attempt's signal (if anyone holds it) once; later calls are ignored. */
+  /** See {@link ON_ABORT}. @internal */
+  [ON_ABORT](hook: AbortHook): void {
+    if (this.#aborted) return hook.attemptAborted(this.#reason);
+    this.#hook = hook;
+  }
+
+  /** Aborts the attempt's signal (if anyone holds it) and its hook once; later calls are ignored. */
   abort(reason: unknown): void {
     if (this.#aborted) return;
     this.#aborted = true;
     this.#reason = reason;
     this.#controller?.abort(reason);
+    const hook = this.#hook;
+    if (hook === undefined) return;
+    this.#hook = undefined;
+    try {
+      hook.attemptAborted(reason);
+    } catch (error) {
+      // The abort path (a timeout, a lost hedge) must finish; the hook's error surfaces on its own, as rxjs does.
+      setImmediate(() => {
+        throw error;
+      });
+    }
   }
 }
