@@ -1,5 +1,7 @@
 import {
+  ON_ABORT,
   RUN_SETTLED,
+  type AbortHook,
   type CallContext,
   type CallSettler,
   type Resilience,
@@ -25,51 +27,93 @@ export function runObservable(
   subscriber: Subscriber<unknown>,
 ): ObservableCall {
   const call = new ObservableCall(subscriber);
-  resilience[RUN_SETTLED]((ctx) => new ObservableAttempt(source(), ctx, cancelOnAbort), options, call);
+  resilience[RUN_SETTLED]((ctx) => new ObservableAttempt(source(), ctx, cancelOnAbort, call), options, call);
   return call;
 }
 
-/** Hands the call's end to the subscriber. */
+/**
+ * Hands the call's end to the subscriber — after tearing down every attempt still subscribed. Once the call has
+ * settled, an attempt that has not ended is abandoned whatever ended the call (its timeout, a lost hedge race, the
+ * client gone, the deadline), even if nothing unsubscribed it on abort: with `cancelOnAbort` off (a handler declared
+ * to return a Promise) its source may still be an Observable, e.g. an `async` handler that resolves to one.
+ */
 export class ObservableCall implements CallSettler {
   /** The call has ended (a later unsubscribe has nothing left to cancel). */
   done = false;
+  /** The attempts that were still running when they started, newest first (linked through `nextStarted`). */
+  started: ObservableAttempt | undefined = undefined;
 
   constructor(private readonly subscriber: Subscriber<unknown>) {}
 
   settled(ok: boolean, result: unknown): void {
     this.done = true;
+    for (let a = this.started; a !== undefined; a = a.nextStarted) a.abandon();
+    this.started = undefined;
     if (!ok) return this.subscriber.error(result);
     for (const value of result as unknown[]) this.subscriber.next(value);
     this.subscriber.complete();
   }
 }
 
+/** rxjs's own way with an error nobody can handle (a teardown that throws): thrown on its own, later. */
+function reportLater(error: unknown): void {
+  setTimeout(() => {
+    throw error;
+  });
+}
+
 /**
  * One attempt: subscribes its observable at once — inside the attempt's context frame, so the handler's work sees
  * `currentSignal()`, the deadline and the criticality — gathers what it emits, and reports the outcome when core
  * calls `then` (at once if it is already known). With `cancelOnAbort`, an aborted attempt — timeout, lost hedge
- * race, client gone — tears the subscription down, which cancels observable work such as an HttpService request.
- * It is only worth it for Observable-returning handlers: a Promise cannot be cancelled by unsubscribing, and reading
- * `ctx.signal` makes core create an AbortController for the attempt (~5 µs). The object is its own rxjs observer
- * and abort listener, so an attempt allocates no closures.
+ * race, client gone — tears the subscription down at once, which cancels observable work such as an interval or
+ * an HttpService request; without it, the call's end does (see {@link ObservableCall}). The abort is heard through
+ * core's internal `ON_ABORT` hook, not `ctx.signal`: reading the signal makes core create an AbortController for
+ * the attempt (with its listener ≈ 8 µs on Node 20), the hook costs nothing, so every handler gets it whatever its
+ * return type. The object is its own rxjs observer and abort hook, so an attempt allocates no closures.
  */
-class ObservableAttempt {
+class ObservableAttempt implements AbortHook {
   readonly #values: unknown[] = [];
-  /** 0 running, 1 completed, 2 failed (`#error` holds why). */
+  /** 0 running, 1 completed, 2 failed (`#error` holds why), 3 abandoned after the call settled. */
   #state = 0;
   #error: unknown = undefined;
   #onValues: ((values: unknown[]) => void) | undefined = undefined;
   #onError: ((error: unknown) => void) | undefined = undefined;
   #signal: AbortSignal | undefined = undefined;
-  readonly #subscription: Subscription;
+  #subscription: Subscription | undefined = undefined;
+  /** The attempt started before this one on the same call and still running then. */
+  nextStarted: ObservableAttempt | undefined = undefined;
 
-  constructor(source: Observable<unknown>, ctx: CallContext, cancelOnAbort: boolean) {
+  constructor(source: Observable<unknown>, ctx: CallContext, cancelOnAbort: boolean, call: ObservableCall) {
     this.#subscription = source.subscribe(this);
-    if (this.#state !== 0 || !cancelOnAbort) return;
-    // Read only when the work is really asynchronous: core creates the signal lazily, on first read.
+    if (this.#state !== 0) return;
+    if (call.done) {
+      this.abandon(); // the call ended while the source subscribed: nothing will wait for this attempt
+      return;
+    }
+    this.nextStarted = call.started;
+    call.started = this;
+    if (!cancelOnAbort) return;
+    const hooked = ctx as Partial<Record<typeof ON_ABORT, (hook: AbortHook) => void>>;
+    const register = hooked[ON_ABORT];
+    if (register !== undefined) {
+      register.call(ctx, this);
+      return;
+    }
+    // Not core's own context (never the case today): the signal, which core creates lazily on first read.
     const signal = (this.#signal = ctx.signal);
     if (signal.aborted) this.handleEvent();
     else signal.addEventListener('abort', this, { once: true });
+  }
+
+  /** Core aborted the attempt (its timeout, a lost hedge race, the client gone): stop the source, fail it. */
+  attemptAborted(reason: unknown): void {
+    if (this.#state !== 0) return;
+    try {
+      this.#subscription!.unsubscribe();
+    } finally {
+      this.error(reason);
+    }
   }
 
   /** Called once by core, right after the attempt function returned. */
@@ -103,8 +147,19 @@ class ObservableAttempt {
 
   /** The attempt's signal aborted (this is an EventListener object): stop the source, fail the attempt. */
   handleEvent(): void {
-    this.#subscription.unsubscribe();
-    this.error(this.#signal!.reason);
+    this.attemptAborted(this.#signal!.reason);
+  }
+
+  /** The call settled without this attempt: stop its source, report nothing (core has moved on). */
+  abandon(): void {
+    if (this.#state !== 0) return;
+    this.#state = 3;
+    this.#detach();
+    try {
+      this.#subscription!.unsubscribe();
+    } catch (error) {
+      reportLater(error); // the other attempts are still stopped, and the call still answered
+    }
   }
 
   #detach(): void {

@@ -11,6 +11,8 @@ import {
 } from '@ballast/core';
 import { FakeClock } from '@ballast/testing';
 import { Observable, defer, lastValueFrom, of, throwError, toArray } from 'rxjs';
+import type { Observable as TypeOnlyObservable } from 'rxjs';
+import { clientDisconnectSignal } from './client-disconnect';
 import { Resilient } from './resilient.decorator';
 import { ResilienceInterceptor } from './resilience.interceptor';
 import { StreamGate } from './stream-gate';
@@ -107,4 +109,93 @@ describe('ResilienceInterceptor outside HTTP', () => {
     subscription.unsubscribe();
     expect(signal?.aborted).toBe(true);
   });
+});
+
+/** A DTO class as a declared return type: never an Observable. */
+class ProductDto {
+  sku = '';
+}
+
+/** HTTP handlers with every kind of `design:returntype` the interceptor has to decide on. */
+class ProductsHandler {
+  @Resilient('orders')
+  async promised(): Promise<number> {
+    return 1;
+  }
+
+  @Resilient('orders')
+  dto(): ProductDto {
+    return new ProductDto();
+  }
+
+  @Resilient('orders')
+  text(): string {
+    return '';
+  }
+
+  @Resilient('orders')
+  declared(): Observable<number> {
+    return of(1);
+  }
+
+  // No annotation on purpose: `design:returntype` is undefined.
+  @Resilient('orders')
+  inferred() {
+    return of(1);
+  }
+
+  // Type-only import: `design:returntype` is Object.
+  @Resilient('orders')
+  typeOnly(): TypeOnlyObservable<number> {
+    return of(1);
+  }
+}
+
+describe('ResilienceInterceptor: no attempt pays for an AbortController', () => {
+  const Original = globalThis.AbortController;
+  let created = 0;
+  let interceptor: ResilienceInterceptor;
+  /** One keep-alive connection: its disconnect signal is created once, before counting starts. */
+  const req = { socket: { once: () => undefined, destroyed: false }, headers: {} };
+
+  beforeAll(() => {
+    clientDisconnectSignal(req);
+    globalThis.AbortController = class extends Original {
+      constructor() {
+        super();
+        created++;
+      }
+    };
+  });
+  afterAll(() => {
+    globalThis.AbortController = Original;
+  });
+  beforeEach(() => {
+    const resilience = new Resilience({
+      clock: new FakeClock(),
+      policies: [
+        new ResiliencePolicy({ name: 'orders', strategies: [new TimeoutStrategy({ timeout: '1s' })] }),
+      ],
+    });
+    interceptor = new ResilienceInterceptor(resilience, new Reflector(), new StreamGate(resilience), {});
+  });
+
+  /** Controllers created by one HTTP call whose handler settles asynchronously, as Nest's always does. */
+  async function controllersFor(method: keyof ProductsHandler): Promise<number> {
+    const context = new ExecutionContextHost([req, {}], ProductsHandler, ProductsHandler.prototype[method]);
+    context.setType('http');
+    const source = defer(() => Promise.resolve(1));
+    const before = created;
+    await lastValueFrom(interceptor.intercept(context, { handle: () => source }));
+    return created - before;
+  }
+
+  // Every attempt is unsubscribed on abort through core's ON_ABORT hook, which needs no AbortController: the
+  // handler's declared return type changes nothing.
+  it.each(['promised', 'dto', 'text', 'declared', 'inferred', 'typeOnly'] as const)(
+    'creates none, whatever the declared return type (%s)',
+    async (method) => {
+      expect(await controllersFor(method)).toBe(0);
+    },
+  );
 });

@@ -18,14 +18,17 @@ import { inScope, parseBudget } from './request-scope';
 import { StreamGate } from './stream-gate';
 import { runObservable } from './observable-call';
 
+type Handler = ReturnType<ExecutionContext['getHandler']>;
+type ControllerClass = ReturnType<ExecutionContext['getClass']>;
+
 /** Everything the interceptor needs to know about one handler, read from metadata once and cached. */
 interface HandlerPlan {
+  /** The controller class the plan was read for: an inherited handler is one function for several classes. */
+  readonly owner: object;
   readonly binding: ResilienceBinding | undefined;
   readonly criticality: CriticalityLevel | undefined;
   /** `@Sse()` handlers stream: only the breaker gates them (SPEC §9, like async-generator providers). */
   readonly stream: boolean;
-  /** Declared to return an Observable (`design:returntype`): an aborted attempt unsubscribes it. */
-  readonly observable: boolean;
 }
 
 /**
@@ -48,7 +51,10 @@ const claimed = new WeakSet<ExecutionContext>();
  */
 @Injectable()
 export class ResilienceInterceptor implements NestInterceptor {
+  /** By handler, the plan of the first class seen with it: one lookup per request for every handler. */
   readonly #plans = new WeakMap<object, HandlerPlan>();
+  /** By class, then handler: the plans of inherited handlers for the other classes that route to them. */
+  readonly #inheritedPlans = new WeakMap<object, WeakMap<object, HandlerPlan>>();
   readonly #deadlineHeader: string | undefined;
   readonly #criticalityHeader: string | undefined;
   readonly #readsHeaders: boolean;
@@ -119,8 +125,7 @@ export class ResilienceInterceptor implements NestInterceptor {
         hedge: binding.hedge,
         signal: disconnect ?? own!.signal,
       };
-      const start = () =>
-        runObservable(this.resilience, () => next.handle(), options, plan.observable, subscriber);
+      const start = () => runObservable(this.resilience, () => next.handle(), options, true, subscriber);
       const call =
         budget === undefined && criticality === undefined
           ? start()
@@ -136,19 +141,36 @@ export class ResilienceInterceptor implements NestInterceptor {
 
   #plan(context: ExecutionContext): HandlerPlan {
     const handler = context.getHandler();
-    let plan = this.#plans.get(handler);
-    if (plan === undefined) {
-      const targets = [handler, context.getClass()];
-      plan = {
-        binding: this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets),
-        criticality: this.reflector.getAllAndOverride(CriticalityMetadata, targets),
-        stream: this.reflector.get<boolean | undefined>(SSE_METADATA, handler) === true,
-        observable:
-          Reflect.getMetadata('design:returntype', context.getClass().prototype as object, handler.name) ===
-          Observable,
-      };
+    const owner = context.getClass();
+    const plan = this.#plans.get(handler);
+    if (plan !== undefined && plan.owner === owner) return plan;
+    return this.#inheritedPlan(handler, owner, plan);
+  }
+
+  /**
+   * The plan of a handler first seen (then `first` is undefined) or seen again for another class: controllers that
+   * inherit a handler (a CRUD base class) route to the same function, each with its own class-level decorators.
+   */
+  #inheritedPlan(handler: Handler, owner: ControllerClass, first: HandlerPlan | undefined): HandlerPlan {
+    if (first === undefined) {
+      const plan = this.#read(handler, owner);
       this.#plans.set(handler, plan);
+      return plan;
     }
+    let byHandler = this.#inheritedPlans.get(owner);
+    if (byHandler === undefined) this.#inheritedPlans.set(owner, (byHandler = new WeakMap()));
+    let plan = byHandler.get(handler);
+    if (plan === undefined) byHandler.set(handler, (plan = this.#read(handler, owner)));
     return plan;
+  }
+
+  #read(handler: Handler, owner: ControllerClass): HandlerPlan {
+    const targets = [handler, owner];
+    return {
+      owner,
+      binding: this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets),
+      criticality: this.reflector.getAllAndOverride(CriticalityMetadata, targets),
+      stream: this.reflector.get<boolean | undefined>(SSE_METADATA, handler) === true,
+    };
   }
 }
