@@ -1,18 +1,38 @@
-import { Catch, HttpStatus, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { Catch, Logger, Optional, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { FILTER_CATCH_EXCEPTIONS } from '@nestjs/common/constants';
+import { ApplicationConfig, BaseExceptionFilter, HttpAdapterHost } from '@nestjs/core';
 import { ResilienceError } from '@ballast/core';
 import { throwError, type Observable } from 'rxjs';
 import { ClientClosedRequestError, isResponseGone } from './client-disconnect';
-import { mapResilienceError } from './http-error-mapping';
+import { mapResilienceError, type MappedResilienceError } from './http-error-mapping';
 
 /** nginx's "Client Closed Request": nobody reads it, but access logs then tell aborts from failures. */
 const CLIENT_CLOSED_REQUEST = 499;
 
+/** The exception types a filter declared with `@Catch(...)` (none: it catches everything), read as Nest does. */
+function catches(filter: ExceptionFilter, exception: unknown): boolean {
+  const types = (Reflect.getMetadata(FILTER_CATCH_EXCEPTIONS, Object.getPrototypeOf(filter) as object) ??
+    Reflect.getMetadata(FILTER_CATCH_EXCEPTIONS, filter.constructor) ??
+    []) as unknown[];
+  return (
+    types.length === 0 ||
+    types.some((type) => typeof type === 'function' && exception instanceof (type as new () => object))
+  );
+}
+
 /**
  * Maps Ballast's own rejections to HTTP answers (429 / 503 / 504, see `mapResilienceError`). Registered globally
  * by `ResilienceModule` through `APP_FILTER`, so a rejection raised in a decorated provider deep inside a handler
- * maps the same way as one raised by the interceptor. It catches only `ResilienceError` (and the client-disconnect
- * reason), so every other error — an `HttpException`, a 404 — keeps Nest's normal handling untouched.
+ * maps the same way as one raised by the interceptor. It is bound to `ResilienceError` (and the client-disconnect
+ * reason) only, so Nest never hands it anything else — an `HttpException`, a 404 — and those keep Nest's normal
+ * handling untouched.
+ *
+ * Nest runs one filter per exception: the last registered global filter that matches (method and controller
+ * filters come first). A `ResilienceError` this filter does not map — a misconfiguration, one a user threw — is
+ * therefore passed on to the filter Nest would have chosen without it: the next global filter registered before
+ * it that catches the error (typically the application's own catch-all), else Nest's default handling. A
+ * catch-all registered after it (`app.useGlobalFilters(...)` runs after every `APP_FILTER`) sees Ballast's
+ * rejections itself; it gets the mapping by handing them to this filter or by calling `mapResilienceError`.
  *
  * @publicApi
  */
@@ -20,14 +40,21 @@ const CLIENT_CLOSED_REQUEST = 499;
 export class ResilienceExceptionFilter implements ExceptionFilter {
   private static readonly logger = new Logger('ExceptionsHandler');
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  /**
+   * @param config The application's config, whose global filters are where an unmapped error is passed on to.
+   *   Nest injects it; a filter constructed by hand without it passes unmapped errors to Nest's default handling.
+   */
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Optional() private readonly config?: ApplicationConfig,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): unknown {
     const mapped = mapResilienceError(exception);
+    if (mapped === undefined && !(exception instanceof ClientClosedRequestError))
+      return this.passOn(exception, host);
     const type = host.getType<string>();
     if (type === 'http') return this.replyHttp(exception, mapped, host);
-    if (mapped === undefined && !(exception instanceof ClientClosedRequestError))
-      ResilienceExceptionFilter.logger.error(exception);
     const body = mapped?.body ?? { message: 'Internal server error' };
     if (type === 'rpc') return throwError(() => ({ status: 'error', ...body })) satisfies Observable<never>;
     if (type === 'ws') {
@@ -38,9 +65,50 @@ export class ResilienceExceptionFilter implements ExceptionFilter {
     return exception; // other transports (e.g. GraphQL) turn a returned error into their own error shape
   }
 
+  /**
+   * Not a rejection of this request: what would have happened had this filter not been registered. The filters
+   * registered after this one did not match (Nest would have picked them), so the candidates are those before it.
+   */
+  private passOn(exception: unknown, host: ArgumentsHost): unknown {
+    const next = this.nextFilter(exception);
+    if (next !== undefined) return next.catch(exception, host);
+    const type = host.getType<string>();
+    if (type === 'http') {
+      new BaseExceptionFilter(this.adapterHost.httpAdapter).catch(exception, host);
+      return undefined;
+    }
+    if (type !== 'rpc' && type !== 'ws') return exception;
+    // What Nest's BaseRpcExceptionFilter / BaseWsExceptionFilter do with an unknown error (neither is importable
+    // here: @nestjs/microservices and @nestjs/websockets are not dependencies).
+    ResilienceExceptionFilter.logger.error(exception);
+    const body = { status: 'error', message: 'Internal server error' };
+    if (type === 'rpc') return throwError(() => body) satisfies Observable<never>;
+    host
+      .switchToWs()
+      .getClient<{ emit?: (event: string, data: unknown) => unknown }>()
+      .emit?.('exception', body);
+    return undefined;
+  }
+
+  /**
+   * The global filter registered before this one that catches `exception`, skipping other Ballast filters (they
+   * would pass it on the same way). None when this instance is not a global filter of this application (e.g. a
+   * catch-all calls it itself): starting from the top then could hand the error back to that catch-all.
+   */
+  private nextFilter(exception: unknown): ExceptionFilter | undefined {
+    const filters = this.config?.getGlobalFilters();
+    if (filters === undefined) return undefined;
+    for (let i = filters.indexOf(this) - 1; i >= 0; i--) {
+      const filter = filters[i]!;
+      if (filter instanceof ResilienceExceptionFilter) continue;
+      if (catches(filter, exception)) return filter;
+    }
+    return undefined;
+  }
+
   private replyHttp(
     exception: unknown,
-    mapped: ReturnType<typeof mapResilienceError>,
+    mapped: MappedResilienceError | undefined,
     host: ArgumentsHost,
   ): void {
     const adapter = this.adapterHost.httpAdapter;
@@ -58,16 +126,8 @@ export class ResilienceExceptionFilter implements ExceptionFilter {
       adapter.end(response);
       return;
     }
-    if (mapped === undefined) {
-      // Not a rejection of this request (a misconfiguration, a ResilienceError thrown by user code): exactly what
-      // Nest's default handler would do with an unknown error.
-      ResilienceExceptionFilter.logger.error(exception);
-      const status = HttpStatus.INTERNAL_SERVER_ERROR;
-      adapter.reply(response, { statusCode: status, message: 'Internal server error' }, status);
-      return;
-    }
-    if (mapped.retryAfterSeconds !== undefined)
-      adapter.setHeader(response, 'Retry-After', String(mapped.retryAfterSeconds));
-    adapter.reply(response, mapped.body, mapped.status);
+    if (mapped!.retryAfterSeconds !== undefined)
+      adapter.setHeader(response, 'Retry-After', String(mapped!.retryAfterSeconds));
+    adapter.reply(response, mapped!.body, mapped!.status);
   }
 }

@@ -1,0 +1,116 @@
+import 'reflect-metadata';
+import { createServer } from 'node:net';
+import { Controller, Get, type INestApplication } from '@nestjs/common';
+import { ClientProxyFactory, MessagePattern, Transport, type ClientProxy } from '@nestjs/microservices';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { RateLimitStrategy, ResilienceError, ResiliencePolicy } from '@ballast/core';
+import { FakeClock } from '@ballast/testing';
+import { lastValueFrom } from 'rxjs';
+import request from 'supertest';
+import { ADAPTERS } from './__tests__/harness';
+import { ResilienceModule, Resilient } from './index';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+@Controller()
+class QuoteController {
+  @Get('quote')
+  @Resilient('limited-http')
+  httpQuote(): number {
+    return 42;
+  }
+
+  @MessagePattern('quote')
+  @Resilient('limited-rpc')
+  rpcQuote(): number {
+    return 42;
+  }
+
+  @MessagePattern('misconfigured')
+  misconfigured(): never {
+    throw new ResilienceError({ kind: 'configuration', message: "Unknown policy 'secret'" });
+  }
+}
+
+/**
+ * A hybrid application (HTTP plus `connectMicroservice`). `ResilienceModule` registers its filter with APP_FILTER,
+ * which lands in the HTTP application's config; a connected microservice gets a config of its own unless it is
+ * connected with `{ inheritAppConfig: true }` — and then no global filter, Ballast's included, applies to it.
+ */
+describe.each(ADAPTERS)('a hybrid application (%s + TCP microservice)', (adapter) => {
+  let app: INestApplication;
+  let client: ClientProxy;
+
+  async function boot(inheritAppConfig: boolean): Promise<void> {
+    const port = await freePort();
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({
+          clock: new FakeClock(),
+          policies: [
+            new ResiliencePolicy({
+              name: 'limited-http',
+              strategies: [new RateLimitStrategy({ permits: 1, per: '1h' })],
+            }),
+            new ResiliencePolicy({
+              name: 'limited-rpc',
+              strategies: [new RateLimitStrategy({ permits: 1, per: '1h' })],
+            }),
+          ],
+        }),
+      ],
+      controllers: [QuoteController],
+    }).compile();
+    app = moduleRef.createNestApplication(
+      adapter === 'express' ? new ExpressAdapter() : new FastifyAdapter(),
+      { logger: false },
+    );
+    app.connectMicroservice(
+      { transport: Transport.TCP, options: { host: '127.0.0.1', port } },
+      { inheritAppConfig },
+    );
+    await app.startAllMicroservices();
+    await app.init();
+    if (adapter === 'fastify')
+      await (app.getHttpAdapter().getInstance() as { ready(): Promise<unknown> }).ready();
+    client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
+    await client.connect();
+  }
+  afterEach(async () => {
+    await client?.close();
+    await app?.close();
+  });
+
+  const send = (pattern: string): Promise<unknown> =>
+    lastValueFrom(client.send(pattern, {})).catch((e: unknown) => e);
+
+  it('without inheritAppConfig: HTTP is mapped, RPC rejections reach the caller as a bare internal error', async () => {
+    await boot(false);
+    await request(app.getHttpServer()).get('/quote').expect(200);
+    await request(app.getHttpServer()).get('/quote').expect(429);
+    await expect(send('quote')).resolves.toBe(42);
+    // The policy still ran (the interceptor rides with the decorator); only the mapping is missing.
+    expect(await send('quote')).toEqual({ status: 'error', message: 'Internal server error' });
+  });
+
+  it('with inheritAppConfig: RPC rejections are mapped like on a standalone microservice', async () => {
+    await boot(true);
+    await expect(send('quote')).resolves.toBe(42);
+    expect(await send('quote')).toMatchObject({ status: 'error', statusCode: 429, code: 'rate_limited' });
+    // …and what Ballast does not map is still a generic internal error, its message not leaked.
+    expect(await send('misconfigured')).toEqual({ status: 'error', message: 'Internal server error' });
+    await request(app.getHttpServer()).get('/quote').expect(200);
+    await request(app.getHttpServer()).get('/quote').expect(429);
+  });
+});
