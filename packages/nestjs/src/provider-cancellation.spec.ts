@@ -9,6 +9,7 @@ import {
   currentSignal,
   type ResilienceEvent,
 } from '@ballast/core';
+import { Test } from '@nestjs/testing';
 import { FakeClock } from '@ballast/testing';
 // A value import: `design:returntype` must see the Observable class for the method to be wrapped lazily.
 import { Observable } from 'rxjs';
@@ -203,5 +204,54 @@ describe.each(ADAPTERS)('client disconnect reaches a decorated provider (%s, rea
     req.destroy();
     const reason = await within(downstream.aborted.promise, 5000, "the provider's abort");
     expect(reason).toBeInstanceOf(ClientClosedRequestError);
+  });
+});
+
+describe('an Observable provider method whose consumer unsubscribes early', () => {
+  @Injectable()
+  class Feed {
+    subscribed = 0;
+    torn = 0;
+    sawAbort: unknown = undefined;
+    @Resilient('feed')
+    ticks(): Observable<number> {
+      return new Observable<number>(() => {
+        this.subscribed++;
+        const signal = currentSignal();
+        signal?.addEventListener('abort', () => (this.sawAbort = signal.reason), { once: true });
+        return () => this.torn++;
+      });
+    }
+  }
+
+  it('aborts the call (its work stops, its signal fires) instead of running on until its timeout', async () => {
+    const clock = new FakeClock();
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({
+          clock,
+          policies: [
+            new ResiliencePolicy({ name: 'feed', strategies: [new TimeoutStrategy({ timeout: '1h' })] }),
+          ],
+        }),
+      ],
+      providers: [Feed],
+    }).compile();
+    await moduleRef.init();
+    const events: ResilienceEvent[] = [];
+    moduleRef.get(Resilience).on((e) => events.push(e));
+    const feed = moduleRef.get(Feed);
+    const subscription = feed.ticks().subscribe();
+    await clock.advance(0);
+    expect(feed.subscribed).toBe(1);
+    subscription.unsubscribe();
+    await clock.advance(0);
+    expect(feed.torn).toBe(1);
+    expect(feed.sawAbort).toBeDefined();
+    expect(events.filter((e) => e.type === 'call').map((e) => (e as { outcome: string }).outcome)).toEqual([
+      'cancelled',
+    ]);
+    expect(clock.pendingTimers()).toBe(0);
+    await moduleRef.close();
   });
 });

@@ -170,13 +170,20 @@ export class ResilienceExplorer implements OnModuleInit {
     if (observable) {
       return function (this: unknown, ...args: unknown[]) {
         return new Observable<unknown>((subscriber) => {
-          runObservable(
+          // A consumer that stops early (`take(1)`, `switchMap`, a cancelled RPC) aborts the call too, together
+          // with the enclosing call's signal when there is one.
+          const own = new AbortController();
+          const parent = currentSignal();
+          const call = runObservable(
             host().resilience,
             () => original.apply(this, args) as Observable<unknown>,
-            linkedTo(options),
+            { ...options, signal: parent === undefined ? own.signal : AbortSignal.any([parent, own.signal]) },
             true,
             subscriber,
           );
+          return () => {
+            if (!call.done) own.abort();
+          };
         });
       };
     }
