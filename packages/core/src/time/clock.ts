@@ -16,7 +16,10 @@ export interface Clock {
 /** Node's timers hold a signed 32-bit delay: a longer one fires after 1 ms, with a `TimeoutOverflowWarning`. */
 export const MAX_TIMER_DELAY = 2_147_483_647;
 
-/** The host timers a clock is built on (Node's, for {@link systemClock}; a fake in tests of the long-delay path). */
+/**
+ * The host timers a clock is built on (Node's, for {@link systemClock}; a fake in tests of the long-delay path).
+ * Its functions are called unbound.
+ */
 export interface TimerHost {
   now(): number;
   setTimeout(callback: () => void, ms: number): TimerHandle;
@@ -58,7 +61,8 @@ class LongTimer {
  */
 export function clockOn(host: TimerHost, maxDelay: number = MAX_TIMER_DELAY): Clock {
   return Object.freeze({
-    now: host.now.bind(host),
+    // The host's own function, not a wrapper: clocks are read several times per call.
+    now: host.now,
     setTimeout: (callback: () => void, ms: number): TimerHandle =>
       ms > maxDelay ? new LongTimer(host, callback, ms, maxDelay) : host.setTimeout(callback, ms),
     clearTimeout: (handle: TimerHandle): void => {
