@@ -1,31 +1,23 @@
 import 'reflect-metadata';
 import { Controller, Get, Injectable, Post, Sse, type Type } from '@nestjs/common';
 import { EventPattern, MessagePattern } from '@nestjs/microservices';
-import { Test } from '@nestjs/testing';
 import { ResiliencePolicy, isResilienceError } from '@ballast/core';
 import { of, type Observable } from 'rxjs';
+import { bootstrapError as bootError } from './__tests__/harness';
 import { Hedged, Resilient, ResilienceModule } from './index';
 
 /**
  * The README promises that unsupported uses of the decorators fail loudly — at bootstrap, or at class definition
  * when the decorator alone can tell — instead of silently doing nothing.
  */
-async function bootstrapError(controllers: Type[], providers: Type[] = []): Promise<unknown> {
-  const moduleRef = await Test.createTestingModule({
+function bootstrapError(controllers: Type[], providers: Type[] = []): Promise<unknown> {
+  return bootError({
     imports: [
       ResilienceModule.forRoot({ policies: [new ResiliencePolicy({ name: 'plain', strategies: [] })] }),
     ],
     controllers,
     providers,
-  }).compile();
-  try {
-    await moduleRef.init();
-    return undefined;
-  } catch (error) {
-    return error;
-  } finally {
-    await moduleRef.close().catch(() => {}); // close() re-throws the failed initialisation
-  }
+  });
 }
 
 @Injectable()

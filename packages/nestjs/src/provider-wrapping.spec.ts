@@ -25,7 +25,7 @@ import { FakeClock } from '@ballast/testing';
 // A value import: `design:returntype` must see the Observable class for the method to be wrapped lazily.
 import { Observable, defer, lastValueFrom, of, toArray } from 'rxjs';
 import request from 'supertest';
-import { ADAPTERS, bootApp } from './__tests__/harness';
+import { ADAPTERS, bootApp, bootstrapError } from './__tests__/harness';
 import { Resilient, ResilienceModule } from './index';
 
 function policies(): ResiliencePolicy[] {
@@ -262,24 +262,8 @@ describe('bootstrap validation', () => {
     get(): void {}
   }
 
-  async function init(
-    providers: Array<new () => unknown>,
-    controllers: Array<new () => unknown> = [],
-  ): Promise<unknown> {
-    const moduleRef = await Test.createTestingModule({
-      imports: [ResilienceModule.forRoot({ policies: policies() })],
-      providers,
-      controllers,
-    }).compile();
-    try {
-      await moduleRef.init();
-      return undefined;
-    } catch (error) {
-      return error;
-    } finally {
-      await moduleRef.close().catch(() => {}); // close() re-throws the failed initialisation
-    }
-  }
+  const init = (providers: Array<new () => unknown>, controllers: Array<new () => unknown> = []) =>
+    bootstrapError({ imports: [ResilienceModule.forRoot({ policies: policies() })], providers, controllers });
 
   it('fails to start when a provider method names an unknown policy', async () => {
     const error = await init([Misspelled]);

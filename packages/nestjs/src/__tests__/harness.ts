@@ -87,3 +87,19 @@ export async function eventually(
   }
   throw new Error('eventually: condition never held');
 }
+
+/**
+ * The error a testing module with `metadata` fails to initialise with, or undefined when it starts (bootstrap
+ * validation: `onModuleInit` throws). The module is closed either way.
+ */
+export async function bootstrapError(metadata: ModuleMetadata): Promise<unknown> {
+  const moduleRef = await Test.createTestingModule(metadata).compile();
+  try {
+    await moduleRef.init();
+    return undefined;
+  } catch (error) {
+    return error;
+  } finally {
+    await moduleRef.close().catch(() => {}); // close() re-throws the failed initialisation
+  }
+}
