@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Controller, Get, Injectable, type INestApplication } from '@nestjs/common';
 import { Resilience, ResiliencePolicy, currentSignal, type ResilienceEvent } from '@ballast/core';
 import { Observable } from 'rxjs';
-import { ADAPTERS, bootApp, deferred, type Deferred } from './__tests__/harness';
+import { ADAPTERS, bootApp, deferred, type Deferred, openRequest } from './__tests__/harness';
 import { ClientClosedRequestError } from './client-disconnect';
 import { Resilient, ResilienceModule } from './index';
 
@@ -94,12 +94,7 @@ describe.each(ADAPTERS)('client disconnect aborts the call (%s, real sockets)', 
     await app.close();
   });
 
-  function open(path: string): ClientRequest {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false });
-    req.on('error', () => {}); // the socket is destroyed on purpose
-    req.end();
-    return req;
-  }
+  const open = (path: string): ClientRequest => openRequest(port, path);
 
   async function get(path: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {

@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { createServer } from 'node:net';
 import { Controller, Get, type INestApplication } from '@nestjs/common';
 import { ClientProxyFactory, MessagePattern, Transport, type ClientProxy } from '@nestjs/microservices';
 import { ExpressAdapter } from '@nestjs/platform-express';
@@ -9,19 +8,8 @@ import { RateLimitStrategy, ResilienceError, ResiliencePolicy } from '@ballast/c
 import { FakeClock } from '@ballast/testing';
 import { lastValueFrom } from 'rxjs';
 import request from 'supertest';
-import { ADAPTERS } from './__tests__/harness';
+import { ADAPTERS, freePort } from './__tests__/harness';
 import { ResilienceModule, Resilient } from './index';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 @Controller()
 class QuoteController {

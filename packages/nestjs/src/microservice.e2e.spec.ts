@@ -1,23 +1,11 @@
 import 'reflect-metadata';
-import { createServer } from 'node:net';
 import { Controller, type INestMicroservice } from '@nestjs/common';
 import { ClientProxyFactory, MessagePattern, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { RateLimitStrategy, ResiliencePolicy, RetryStrategy, currentSignal } from '@ballast/core';
 import { lastValueFrom } from 'rxjs';
+import { freePort } from './__tests__/harness';
 import { ResilienceModule, Resilient } from './index';
-
-/** A free TCP port on loopback (listen on 0, read it, close). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 @Controller()
 class StockHandlers {

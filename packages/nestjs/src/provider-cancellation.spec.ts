@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { request as httpRequest, type ClientRequest } from 'node:http';
+import type { ClientRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Controller, Get, Inject, Injectable, type INestApplication } from '@nestjs/common';
 import {
@@ -14,7 +14,7 @@ import { FakeClock } from '@ballast/testing';
 // A value import: `design:returntype` must see the Observable class for the method to be wrapped lazily.
 import { Observable } from 'rxjs';
 import request from 'supertest';
-import { ADAPTERS, bootApp, deferred, start, type Deferred } from './__tests__/harness';
+import { ADAPTERS, bootApp, deferred, start, type Deferred, openRequest } from './__tests__/harness';
 import { ClientClosedRequestError } from './client-disconnect';
 import { Resilient, ResilienceModule } from './index';
 
@@ -191,12 +191,7 @@ describe.each(ADAPTERS)('client disconnect reaches a decorated provider (%s, rea
     await app.close();
   });
 
-  function open(path: string): ClientRequest {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false });
-    req.on('error', () => {}); // the socket is destroyed on purpose
-    req.end();
-    return req;
-  }
+  const open = (path: string): ClientRequest => openRequest(port, path);
 
   it("aborts the provider's signal with ClientClosedRequestError when the client goes away", async () => {
     const req = open('/decorated');

@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import { createServer } from 'node:net';
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -102,4 +104,24 @@ export async function bootstrapError(metadata: ModuleMetadata): Promise<unknown>
   } finally {
     await moduleRef.close().catch(() => {}); // close() re-throws the failed initialisation
   }
+}
+
+/** A free TCP port on loopback (listen on 0, read it, close). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+/** A GET on its own socket (no agent), so a test can destroy it to disconnect the client. */
+export function openRequest(port: number, path: string): ClientRequest {
+  const req = httpRequest({ host: '127.0.0.1', port, path, agent: false });
+  req.on('error', () => {}); // the socket is destroyed on purpose
+  req.end();
+  return req;
 }
