@@ -32,12 +32,16 @@ interface HandlerPlan {
 }
 
 /**
- * The requests (execution contexts) an interceptor instance already took charge of. A handler can list the
+ * Marks the requests (execution contexts) an interceptor already took charge of. A handler can list the
  * interceptor more than once — `@Resilient` on the class and on the method, or the global registration of the
  * `headers` option next to a decorator — and Nest then calls each entry with the same context: the first runs
  * the policy, the others (and their re-subscriptions on every retry or hedge) pass straight through.
+ * A property on the context, not a WeakSet: a weak collection that gains an entry per request makes every
+ * garbage collection walk its table, which cost ≈ 3 µs per request (a CPU profile shows it as GC time).
  */
-const claimed = new WeakSet<ExecutionContext>();
+const CLAIMED = Symbol('ballast.claimed');
+
+type Claimable = ExecutionContext & { [CLAIMED]?: true };
 
 /**
  * Runs `@Resilient` / `@Hedged` handlers inside `resilience.run`, for every execution context (HTTP, RPC, WS).
@@ -75,8 +79,8 @@ export class ResilienceInterceptor implements NestInterceptor {
     // An undecorated handler with no headers to read passes straight through (the common case, on every route).
     if (plan.binding === undefined && plan.criticality === undefined && !this.#readsHeaders)
       return next.handle();
-    if (claimed.has(context)) return next.handle();
-    claimed.add(context);
+    if ((context as Claimable)[CLAIMED] === true) return next.handle();
+    (context as Claimable)[CLAIMED] = true;
     const http = context.getType() === 'http';
     // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
     const request: unknown = http ? context.getArgByIndex(0) : undefined;
