@@ -179,7 +179,7 @@ Reading the rows:
   Observable and subscription around \`next.handle()\`; a decorated request creates no promise of Ballast's own.
   It also keeps nothing per request in a weak collection: the WeakSet of claimed contexts it used until 2026-12-03
   made every garbage collection walk a table that grew by one entry per request (≈ 3 µs per request, seen as GC
-  time in a CPU profile of Nest's interceptor chain called in a loop).
+  time in a CPU profile of Nest's interceptor chain called in a loop: \`tools/bench/src/interceptor.probe.mjs\`).
 - Against a handler that does real I/O (a database call, another service) the same absolute cost is a small share.
 
 Rerun alone: \`npx nx run-many -t build -p @ballast/nestjs && node tools/bench/src/http.bench.mjs\` (env
