@@ -40,7 +40,12 @@ const policy = new ResiliencePolicy({
   name: 'bench',
   strategies: [
     new RateLimitStrategy({ permits: 1e9, per: '1s' }),
-    new CircuitBreakerStrategy({ failureRatio: 0.5, samplingWindow: '10s', minThroughput: 20, breakDuration: '5s' }),
+    new CircuitBreakerStrategy({
+      failureRatio: 0.5,
+      samplingWindow: '10s',
+      minThroughput: 20,
+      breakDuration: '5s',
+    }),
     new RetryStrategy({ maxAttempts: 3, backoff: { base: '10ms', max: '100ms' } }),
     new TimeoutStrategy({ timeout: '1s' }),
   ],
@@ -57,7 +62,9 @@ class NoopInterceptor {
     return next.handle();
   }
 }
-const interceptors = { none: [], noop: [new NoopInterceptor()], resilient: [app.get(ResilienceInterceptor)] }[variant];
+const interceptors = { none: [], noop: [new NoopInterceptor()], resilient: [app.get(ResilienceInterceptor)] }[
+  variant
+];
 if (interceptors === undefined) throw new Error(`unknown variant ${variant}`);
 const consumer = new InterceptorsConsumer();
 const instance = app.get(ProbeController);
