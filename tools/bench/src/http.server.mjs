@@ -13,14 +13,8 @@ import { Controller, Get, Injectable, Module, UseInterceptors } from '@nestjs/co
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import {
-  CircuitBreakerStrategy,
-  RateLimitStrategy,
-  ResiliencePolicy,
-  RetryStrategy,
-  TimeoutStrategy,
-} from '@ballast/core';
 import { Resilient, ResilienceModule } from '@ballast/nestjs';
+import { httpBenchPolicy as policy } from './lib/http-policy.mjs';
 
 const adapterName = process.argv[2] ?? 'express';
 // 'noctx': ResilienceModule with `ambientContext: false` — no AsyncLocalStorage anywhere in this process.
@@ -64,21 +58,6 @@ class BareController {
 }
 decorateMethod(BareController, 'plain', Get('plain'));
 Controller()(BareController);
-
-const policy = new ResiliencePolicy({
-  name: 'bench',
-  strategies: [
-    new RateLimitStrategy({ permits: 1_000_000_000, per: '1s' }),
-    new CircuitBreakerStrategy({
-      failureRatio: 0.5,
-      samplingWindow: '10s',
-      minThroughput: 20,
-      breakDuration: '5s',
-    }),
-    new RetryStrategy({ maxAttempts: 3, backoff: { base: '10ms', max: '100ms' } }),
-    new TimeoutStrategy({ timeout: '1s' }),
-  ],
-});
 
 class BareModule {}
 Module({ controllers: [BareController] })(BareModule);

@@ -12,14 +12,8 @@ import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { InterceptorsConsumer } from '@nestjs/core/interceptors/interceptors-consumer.js';
 import { isObservable, lastValueFrom } from 'rxjs';
-import {
-  CircuitBreakerStrategy,
-  RateLimitStrategy,
-  ResiliencePolicy,
-  RetryStrategy,
-  TimeoutStrategy,
-} from '@ballast/core';
 import { ResilienceInterceptor, ResilienceModule, Resilient } from '@ballast/nestjs';
+import { httpBenchPolicy as policy } from './lib/http-policy.mjs';
 
 const [variant = 'resilient', mode = 'default'] = process.argv.slice(2);
 const ambientContext = mode !== 'noctx' && mode !== 'alsnoctx';
@@ -36,20 +30,6 @@ Resilient('bench')(ProbeController.prototype, 'handler', descriptor);
 Object.defineProperty(ProbeController.prototype, 'handler', descriptor);
 Controller()(ProbeController);
 
-const policy = new ResiliencePolicy({
-  name: 'bench',
-  strategies: [
-    new RateLimitStrategy({ permits: 1e9, per: '1s' }),
-    new CircuitBreakerStrategy({
-      failureRatio: 0.5,
-      samplingWindow: '10s',
-      minThroughput: 20,
-      breakDuration: '5s',
-    }),
-    new RetryStrategy({ maxAttempts: 3, backoff: { base: '10ms', max: '100ms' } }),
-    new TimeoutStrategy({ timeout: '1s' }),
-  ],
-});
 class ProbeModule {}
 Module({
   imports: [ResilienceModule.forRoot({ policies: [policy], ambientContext })],
