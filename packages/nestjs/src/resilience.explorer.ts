@@ -7,6 +7,8 @@ import { Observable, isObservable } from 'rxjs';
 import { runObservable } from './observable-call';
 import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
 import { StreamGate } from './stream-gate';
+import { HANDLER_RUNTIME, wrapHttpHandlers } from './http-handler-wrapping';
+import { ResilienceInterceptor } from './resilience.interceptor';
 
 type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
 
@@ -22,8 +24,10 @@ const PATTERN_HANDLER_METADATA = 'microservices:handler_type';
 
 /**
  * Finds `@Resilient` / `@Hedged` methods on every provider at bootstrap (DiscoveryService + MetadataScanner) and
- * wraps them, so `this.inventory.get(id)` runs under the policy without the caller knowing. Controllers are left
- * alone: their handlers go through `ResilienceInterceptor`, which also sees the HTTP request.
+ * wraps them, so `this.inventory.get(id)` runs under the policy without the caller knowing. Controller handlers are
+ * handled apart: HTTP routes get a handler wrapper that also receives the request (http-handler-wrapping.ts, done in
+ * the constructor, before Nest registers the routes); microservice handlers and `@Sse()` streams go through
+ * `ResilienceInterceptor`.
  *
  * It also fails the bootstrap when a decorator names a policy that does not exist, decorates a provider class (only
  * provider *methods* can be wrapped) or a controller method that is not a handler — mistakes that would otherwise
@@ -44,9 +48,12 @@ export class ResilienceExplorer implements OnModuleInit {
     private readonly reflector: Reflector,
     private readonly resilience: Resilience,
     private readonly streams: StreamGate,
+    private readonly interceptor: ResilienceInterceptor,
     modules: ModulesContainer,
   ) {
     runLifecycleHooksFirst(modules);
+    // Before Nest registers the routes (at `init()`), which is when it reads the handler functions.
+    wrapHttpHandlers(modules, interceptor);
   }
 
   async onModuleInit(): Promise<void> {
@@ -62,17 +69,23 @@ export class ResilienceExplorer implements OnModuleInit {
     for (const wrapper of this.discovery.getControllers()) {
       const proto = prototypeOf(wrapper);
       if (proto === undefined) continue;
+      // This application's wrapped handlers run its policies (the prototypes are shared by every application).
+      if (isObject(wrapper.instance))
+        Object.defineProperty(wrapper.instance, HANDLER_RUNTIME, {
+          value: this.interceptor,
+          configurable: true,
+        });
       check(this.reflector.get(ResilienceBindingMetadata, proto.constructor), wrapper.name);
       for (const name of this.scanner.getAllMethodNames(proto)) {
         const binding = this.#bindingOf(proto, name);
         if (binding === undefined) continue;
         check(binding, `${wrapper.name}.${name}`);
-        // Controllers are never wrapped (see the class comment), and Nest runs only handlers through the
-        // interceptor: on any other controller method the decorator would silently do nothing.
+        // Only route and message handlers are wrapped or intercepted: on any other controller method the decorator
+        // would silently do nothing.
         if (!isHandler((proto as Record<string, unknown>)[name] as object))
           problems.push(
             `${wrapper.name}.${name}: @Resilient/@Hedged on a controller method that is not a route or message ` +
-              'handler does nothing (only handlers run through the interceptor, and controllers are not wrapped); ' +
+              'handler does nothing (only handlers run under a policy); ' +
               'move the method to a provider (an @Injectable() class the controller injects) and decorate it ' +
               'there, or decorate the handler that calls it',
           );

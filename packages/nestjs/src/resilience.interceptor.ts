@@ -7,8 +7,8 @@ import {
 } from '@nestjs/common';
 import { SSE_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
-import { Resilience } from '@ballast/core';
-import { Observable } from 'rxjs';
+import { Resilience, type CallContext } from '@ballast/core';
+import { Observable, from, isObservable, type Subscription } from 'rxjs';
 import { clientDisconnectSignal, requestHeader } from './client-disconnect';
 import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality-level';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
@@ -17,6 +17,12 @@ import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-
 import { inScope, parseBudget } from './request-scope';
 import { StreamGate } from './stream-gate';
 import { runObservable } from './observable-call';
+import {
+  BALLAST_INTERCEPTOR,
+  isWrappedHttpHandler,
+  type HttpHandlerPlan,
+  type HttpHandlerRuntime,
+} from './http-handler-wrapping';
 
 type Handler = ReturnType<ExecutionContext['getHandler']>;
 type ControllerClass = ReturnType<ExecutionContext['getClass']>;
@@ -29,7 +35,11 @@ interface HandlerPlan {
   readonly criticality: CriticalityLevel | undefined;
   /** `@Sse()` handlers stream: only the breaker gates them (SPEC §9, like async-generator providers). */
   readonly stream: boolean;
+  /** A handler wrapped at bootstrap (http-handler-wrapping.ts) runs its policy itself: the interceptor passes. */
+  readonly wrapped: boolean;
 }
+
+type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
 
 /**
  * Marks the requests (execution contexts) an interceptor already took charge of. A handler can list the
@@ -54,7 +64,9 @@ type Claimable = ExecutionContext & { [CLAIMED]?: true };
  * @publicApi
  */
 @Injectable()
-export class ResilienceInterceptor implements NestInterceptor {
+export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntime {
+  /** @internal Recognised by the handler wrapping, which removes this interceptor from wrapped handlers. */
+  static readonly [BALLAST_INTERCEPTOR] = true;
   /** By handler, the plan of the first class seen with it: one lookup per request for every handler. */
   readonly #plans = new WeakMap<object, HandlerPlan>();
   /** By class, then handler: the plans of inherited handlers for the other classes that route to them. */
@@ -76,6 +88,7 @@ export class ResilienceInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const plan = this.#plan(context);
+    if (plan.wrapped) return next.handle();
     // An undecorated handler with no headers to read passes straight through (the common case, on every route).
     if (plan.binding === undefined && plan.criticality === undefined && !this.#readsHeaders)
       return next.handle();
@@ -86,11 +99,9 @@ export class ResilienceInterceptor implements NestInterceptor {
     const request: unknown = http ? context.getArgByIndex(0) : undefined;
     let budget: number | undefined;
     let criticality = plan.criticality;
-    if (http && (this.#deadlineHeader !== undefined || this.#criticalityHeader !== undefined)) {
-      if (this.#deadlineHeader !== undefined)
-        budget = parseBudget(requestHeader(request, this.#deadlineHeader));
-      if (this.#criticalityHeader !== undefined)
-        criticality = parseCriticality(requestHeader(request, this.#criticalityHeader)) ?? criticality;
+    if (http && this.#readsHeaders) {
+      budget = this.#budgetOf(request);
+      criticality = this.#criticalityOf(request, criticality);
     }
     const binding = plan.binding;
     if (binding === undefined) {
@@ -143,6 +154,69 @@ export class ResilienceInterceptor implements NestInterceptor {
     });
   }
 
+  /**
+   * @internal The HTTP request path of a handler wrapped at bootstrap (http-handler-wrapping.ts): what `intercept`
+   * does, called by the handler itself rather than through Nest's interceptor chain. Each attempt calls the handler
+   * again with the arguments Nest resolved once; `@CallSignal()` parameters get the attempt's signal.
+   */
+  runRequest(
+    plan: HttpHandlerPlan,
+    request: unknown,
+    handler: AnyMethod,
+    self: unknown,
+    args: unknown[],
+  ): unknown {
+    let budget: number | undefined;
+    let criticality = plan.criticality;
+    if (this.#readsHeaders) {
+      budget = this.#budgetOf(request);
+      criticality = this.#criticalityOf(request, criticality);
+    }
+    const binding = plan.binding;
+    const clock = this.resilience.clock;
+    if (binding === undefined) {
+      if (budget === undefined && criticality === undefined) return handler.apply(self, args);
+      const result = inScope(budget, criticality, clock, () => handler.apply(self, args));
+      if (!isObservable(result)) return result;
+      return new Observable((subscriber) =>
+        inScope(budget, criticality, clock, () => result.subscribe(subscriber)),
+      );
+    }
+    const options = {
+      policy: binding.policy,
+      route: binding.route,
+      hedge: binding.hedge,
+      signal: clientDisconnectSignal(request),
+    };
+    const signals = plan.signalIndices;
+    const attempt = (ctx: CallContext): unknown => {
+      let attemptArgs = args;
+      if (signals.length > 0) {
+        attemptArgs = args.slice(); // hedged attempts run concurrently, each with its own signal
+        for (const i of signals) attemptArgs[i] = ctx.signal;
+      }
+      const result = handler.apply(self, attemptArgs);
+      if (isObservable(result)) return collect(result, ctx.signal);
+      // An async handler may resolve to an Observable (Nest subscribes to it): that is still this attempt's work.
+      if (result instanceof Promise)
+        return result.then((value: unknown) => (isObservable(value) ? collect(value, ctx.signal) : value));
+      return result;
+    };
+    if (budget === undefined && criticality === undefined) return this.resilience.run(attempt, options);
+    return inScope(budget, criticality, clock, () => this.resilience.run(attempt, options));
+  }
+
+  #budgetOf(request: unknown): number | undefined {
+    return this.#deadlineHeader === undefined
+      ? undefined
+      : parseBudget(requestHeader(request, this.#deadlineHeader));
+  }
+
+  #criticalityOf(request: unknown, fallback: CriticalityLevel | undefined): CriticalityLevel | undefined {
+    if (this.#criticalityHeader === undefined) return fallback;
+    return parseCriticality(requestHeader(request, this.#criticalityHeader)) ?? fallback;
+  }
+
   #plan(context: ExecutionContext): HandlerPlan {
     const handler = context.getHandler();
     const owner = context.getClass();
@@ -175,6 +249,37 @@ export class ResilienceInterceptor implements NestInterceptor {
       binding: this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets),
       criticality: this.reflector.getAllAndOverride(CriticalityMetadata, targets),
       stream: this.reflector.get<boolean | undefined>(SSE_METADATA, handler) === true,
+      wrapped: isWrappedHttpHandler(handler),
     };
   }
+}
+
+/**
+ * One attempt of an Observable-returning wrapped handler: subscribes, gathers what it emits, and resolves with an
+ * Observable of those values, which Nest answers with as it would the handler's own (its last value; an error if
+ * none). The attempt's abort (timeout, deadline, disconnect, lost hedge) unsubscribes.
+ */
+function collect(source: Observable<unknown>, signal: AbortSignal): Promise<Observable<unknown>> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const values: unknown[] = [];
+    let subscription: Subscription | undefined = undefined;
+    const onAbort = (): void => {
+      subscription?.unsubscribe();
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    subscription = source.subscribe({
+      next: (value) => values.push(value),
+      error: (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+      complete: () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(from(values));
+      },
+    });
+    if (signal.aborted) subscription.unsubscribe();
+  });
 }

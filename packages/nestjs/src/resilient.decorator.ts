@@ -1,5 +1,5 @@
-import { UseInterceptors, applyDecorators, createParamDecorator } from '@nestjs/common';
-import { ResilienceError, currentSignal } from '@ballast/core';
+import { UseInterceptors, applyDecorators } from '@nestjs/common';
+import { ResilienceError } from '@ballast/core';
 import {
   ResilienceBindingMetadata,
   type ResilienceBinding,
@@ -76,11 +76,4 @@ export function Hedged(policy: string, options: ResilientOptions = {}): MethodDe
   return bind('@Hedged', { policy, route: options.route, hedge: true });
 }
 
-/**
- * The signal of the running call (aborted on attempt timeout, deadline, a lost hedge race or client disconnect),
- * injected as a handler parameter. Same as calling `currentSignal()` from `@ballast/core` in the handler; undefined
- * outside a `@Resilient` handler.
- *
- * @publicApi
- */
-export const CallSignal = createParamDecorator((_data: unknown): AbortSignal | undefined => currentSignal());
+export { CallSignal } from './call-signal';

@@ -34,11 +34,12 @@ class UndecoratedController {
 }
 
 /**
- * The decorators bring the interceptor (UseInterceptors) instead of the module registering it globally: on Node 20
- * Nest's interceptor step alone costs more than a policy, so routes without a Ballast decorator must not run
- * through it at all. Only the `headers` option, which concerns every route, adds a global registration.
+ * On Node 20 Nest's interceptor step alone costs more than a policy (≈ 30 µs per request), so no route pays it
+ * because of Ballast: decorated HTTP handlers are wrapped at bootstrap and run their policy themselves, and
+ * undecorated routes are left alone. Only the `headers` option, which concerns every route, adds a global
+ * registration of the interceptor (which then lets wrapped handlers pass).
  */
-describe.each(ADAPTERS)('the interceptor rides with the decorators (%s)', (adapter) => {
+describe.each(ADAPTERS)("decorated routes skip Nest's interceptor step (%s)", (adapter) => {
   let intercepts: jest.SpiedFunction<ResilienceInterceptor['intercept']>;
   let app: INestApplication | undefined;
   let events: ResilienceEvent[];
@@ -66,16 +67,17 @@ describe.each(ADAPTERS)('the interceptor rides with the decorators (%s)', (adapt
     await request(server).get('/m/context-undecorated').expect(200, { criticality: 2, remaining: null });
     expect(intercepts).not.toHaveBeenCalled();
     await request(server).get('/m/limited').expect(200);
-    expect(intercepts).toHaveBeenCalledTimes(1);
+    // the decorated route ran its policy without entering the interceptor either
+    expect(intercepts).not.toHaveBeenCalled();
     expect(calls()).toEqual([['limited', undefined]]);
   });
 
   it('runs the policy once when the class and the method both carry a decorator', async () => {
     const server = (await boot()).getHttpServer();
-    // /c/overrides lists the interceptor twice (class and method): the second entry passes through
+    // /c/overrides carries @Resilient on the class and on the method: the method's wins, one run
     await request(server).get('/c/overrides').expect(200);
     await request(server).get('/c/inherits').expect(200);
-    expect(intercepts).toHaveBeenCalledTimes(3);
+    expect(intercepts).not.toHaveBeenCalled();
     expect(calls()).toEqual([
       ['plain', undefined],
       ['limited', 'class'],

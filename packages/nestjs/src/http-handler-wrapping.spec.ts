@@ -1,0 +1,208 @@
+import 'reflect-metadata';
+import {
+  Controller,
+  Get,
+  Header,
+  HttpCode,
+  Injectable,
+  Param,
+  ParseIntPipe,
+  Query,
+  SetMetadata,
+  UseGuards,
+  UseInterceptors,
+  createParamDecorator,
+  type CallHandler,
+  type CanActivate,
+  type ExecutionContext,
+  type INestApplication,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
+import {
+  Resilience,
+  ResiliencePolicy,
+  RetryStrategy,
+  currentSignal,
+  type ResilienceEvent,
+} from '@ballast/core';
+import { FakeClock } from '@ballast/testing';
+import { map, type Observable } from 'rxjs';
+import request from 'supertest';
+import { ADAPTERS, bootApp, pump, start } from './__tests__/harness';
+import { CallSignal, ResilienceInterceptor, ResilienceModule, Resilient } from './index';
+
+const log: string[] = [];
+let failuresLeft = 0;
+
+@Injectable()
+class RoleGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+  canActivate(context: ExecutionContext): boolean {
+    // A user guard reads its metadata from the handler Nest hands it: the wrapper must carry it.
+    const role = this.reflector.get<string | undefined>('role', context.getHandler());
+    log.push(`guard:${role}`);
+    const req = context.switchToHttp().getRequest<{ headers: Record<string, string> }>();
+    return req.headers['x-deny'] === undefined;
+  }
+}
+
+@Injectable()
+class EnvelopeInterceptor implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    log.push('interceptor');
+    return next.handle().pipe(map((body: unknown) => ({ envelope: body })));
+  }
+}
+
+/** A user's own parameter decorator: resolved by Nest before the handler (and its policy) runs. */
+const Tenant = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext) =>
+    ctx.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-tenant'],
+);
+
+@Controller('w')
+class WrappedController {
+  @Get('item/:id')
+  @Resilient('retrying')
+  @UseGuards(RoleGuard)
+  @UseInterceptors(EnvelopeInterceptor)
+  @HttpCode(202)
+  @Header('x-handler', 'item')
+  @SetMetadata('role', 'reader')
+  item(
+    @Param('id', ParseIntPipe) id: number,
+    @Query('q') q: string | undefined,
+    @Tenant() tenant: string | undefined,
+  ): { id: number; q: string | null; tenant: string | null; args: number; signal: boolean } {
+    log.push(`handler:${typeof id}`);
+    if (failuresLeft > 0) {
+      failuresLeft--;
+      throw Object.assign(new Error('flaky backend'), { status: 503 });
+    }
+    return {
+      id,
+      q: q ?? null,
+      tenant: tenant ?? null,
+      // Nest passed the request as one more argument; the handler must not see it.
+      args: arguments.length,
+      signal: currentSignal() !== undefined,
+    };
+  }
+
+  @Get('signal')
+  @Resilient('retrying')
+  signal(@CallSignal() signal: AbortSignal): { same: boolean; aborted: boolean } {
+    return { same: signal === currentSignal(), aborted: signal.aborted };
+  }
+}
+
+describe.each(ADAPTERS)('a wrapped HTTP handler keeps what Nest gives a handler (%s)', (adapter) => {
+  let app: INestApplication | undefined;
+  let events: ResilienceEvent[];
+  let clock: FakeClock;
+  let intercepts: jest.SpiedFunction<ResilienceInterceptor['intercept']>;
+
+  beforeEach(async () => {
+    log.length = 0;
+    failuresLeft = 0;
+    events = [];
+    clock = new FakeClock();
+    intercepts = jest.spyOn(ResilienceInterceptor.prototype, 'intercept');
+    app = await bootApp(adapter, {
+      imports: [
+        ResilienceModule.forRoot({
+          clock,
+          policies: [
+            new ResiliencePolicy({
+              name: 'retrying',
+              strategies: [
+                new RetryStrategy({ maxAttempts: 3, backoff: { base: 10, max: 10, jitter: 'none' } }),
+              ],
+            }),
+          ],
+        }),
+      ],
+      controllers: [WrappedController],
+      providers: [RoleGuard],
+    });
+    app.get(Resilience).on((e) => events.push(e));
+  });
+  afterEach(async () => {
+    intercepts.mockRestore();
+    await app?.close();
+    app = undefined;
+  });
+  const server = () => app!.getHttpServer();
+  const calls = () => events.filter((e) => e.type === 'call');
+
+  it('runs guards, pipes, custom parameters, the user interceptor, status and headers around the policy', async () => {
+    const res = await request(server())
+      .get('/w/item/42?q=shoes')
+      .set('x-tenant', 'acme')
+      .expect(202)
+      .expect('x-handler', 'item');
+    expect(res.body).toEqual({
+      envelope: { id: 42, q: 'shoes', tenant: 'acme', args: 3, signal: true },
+    });
+    expect(log).toEqual(['guard:reader', 'interceptor', 'handler:number']);
+    expect(calls()).toHaveLength(1);
+    expect(intercepts).not.toHaveBeenCalled();
+    // Ballast's own interceptor is gone from the route; the user's stays.
+    const handler = (WrappedController.prototype as unknown as Record<string, object>).item!;
+    expect(Reflect.getMetadata(INTERCEPTORS_METADATA, handler)).toEqual([EnvelopeInterceptor]);
+  });
+
+  it('retries the handler with the arguments Nest resolved once (pipes and guards do not re-run)', async () => {
+    failuresLeft = 2;
+    const res = await pump(clock, start(request(server()).get('/w/item/7')));
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ envelope: { id: 7, q: null, tenant: null, args: 3, signal: true } });
+    expect(log).toEqual([
+      'guard:reader',
+      'interceptor',
+      'handler:number',
+      'handler:number',
+      'handler:number',
+    ]);
+    expect(events.filter((e) => e.type === 'retry')).toHaveLength(2);
+  });
+
+  it('answers a pipe or guard rejection before the policy: no call is recorded', async () => {
+    await request(server()).get('/w/item/not-a-number').expect(400);
+    await request(server()).get('/w/item/1').set('x-deny', '1').expect(403);
+    expect(calls()).toHaveLength(0);
+    expect(log).not.toContain('handler:number');
+  });
+
+  it('gives @CallSignal() parameters the running attempt’s signal', async () => {
+    await request(server()).get('/w/signal').expect(200, { same: true, aborted: false });
+  });
+});
+
+describe('two applications sharing a controller class', () => {
+  it('each runs the policies of its own Resilience', async () => {
+    const policies = () => [new ResiliencePolicy({ name: 'retrying', strategies: [] })];
+    const apps = await Promise.all(
+      ADAPTERS.map((adapter) =>
+        bootApp(adapter, {
+          imports: [ResilienceModule.forRoot({ policies: policies() })],
+          controllers: [WrappedController],
+          providers: [RoleGuard],
+        }),
+      ),
+    );
+    try {
+      const seen = apps.map(() => [] as string[]);
+      apps.forEach((a, i) => a.get(Resilience).on((e) => e.type === 'call' && seen[i]!.push(e.policy)));
+      await request(apps[0]!.getHttpServer()).get('/w/item/1').expect(202);
+      expect(seen).toEqual([['retrying'], []]);
+      await request(apps[1]!.getHttpServer()).get('/w/item/2').expect(202);
+      await request(apps[1]!.getHttpServer()).get('/w/item/3').expect(202);
+      expect(seen).toEqual([['retrying'], ['retrying', 'retrying']]);
+    } finally {
+      await Promise.all(apps.map((a) => a.close()));
+    }
+  });
+});

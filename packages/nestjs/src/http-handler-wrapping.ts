@@ -1,0 +1,212 @@
+import {
+  CUSTOM_ROUTE_ARGS_METADATA,
+  INTERCEPTORS_METADATA,
+  METHOD_METADATA,
+  PATH_METADATA,
+  ROUTE_ARGS_METADATA,
+  SSE_METADATA,
+} from '@nestjs/common/constants';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { MetadataScanner, Reflector, type ModulesContainer } from '@nestjs/core';
+import { CriticalityMetadata, type CriticalityLevel } from './criticality-level';
+import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
+import { callSignalFactory } from './call-signal';
+
+type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
+
+/** What one HTTP handler of one controller class runs under, read from its decorators once at bootstrap. */
+export interface HttpHandlerPlan {
+  readonly binding: ResilienceBinding | undefined;
+  readonly criticality: CriticalityLevel | undefined;
+  /** Where Nest puts the request (a parameter Ballast adds to the route's parameter metadata). */
+  readonly requestIndex: number;
+  /** The `@CallSignal()` parameters: their value is the attempt's signal, set inside each attempt. */
+  readonly signalIndices: readonly number[];
+}
+
+/** The part of `ResilienceInterceptor` a wrapped handler calls: the same request logic, without Nest's chain. */
+export interface HttpHandlerRuntime {
+  runRequest(
+    plan: HttpHandlerPlan,
+    request: unknown,
+    handler: AnyMethod,
+    self: unknown,
+    args: unknown[],
+  ): unknown;
+}
+
+/** Marks Ballast's handler wrappers; holds the original method and the application that bootstrapped last. */
+const HTTP_WRAPPED = Symbol('ballast:http-handler');
+/** Own property of a controller instance: the runtime (interceptor) of the application that created it. */
+export const HANDLER_RUNTIME = Symbol('ballast:handler-runtime');
+
+interface WrapperState {
+  readonly original: AnyMethod;
+  /** For instances without their own runtime (request-scoped controllers): the latest application's. */
+  runtime: HttpHandlerRuntime | undefined;
+}
+
+type Wrapped = AnyMethod & { [HTTP_WRAPPED]?: WrapperState };
+
+const reflector = new Reflector();
+const scanner = new MetadataScanner();
+
+/** True for a handler wrapper installed by {@link wrapHttpHandlers}: the interceptor lets those pass through. */
+export function isWrappedHttpHandler(handler: unknown): boolean {
+  return typeof handler === 'function' && (handler as Wrapped)[HTTP_WRAPPED] !== undefined;
+}
+
+/**
+ * Runs `@Resilient` / `@Hedged` / `@Criticality` HTTP handlers without Nest's interceptor step. On Node 20 that step
+ * alone — an RxJS chain, a ReplaySubject and two `AsyncResource.bind` per request — costs ≈ 30 µs, about a third
+ * of a small Nest request and ten times the policy (BENCHMARKS.md), so a decorated route paid far more for the
+ * interceptor than for its resilience. Instead, before Nest registers the routes (the explorer's constructor), every
+ * decorated route handler of every controller class gets an own-property wrapper on that class's prototype, which
+ * calls the interceptor's request logic ({@link HttpHandlerRuntime}) directly:
+ *
+ * - the wrapper carries the original's metadata (path, guards, pipes, filters, the user's interceptors…), minus
+ *   `ResilienceInterceptor`; the class-level entry the decorators added is removed too, and kept on the class's
+ *   handlers that still need it (microservice handlers and `@Sse()` streams, which stay on the interceptor);
+ * - the request reaches the wrapper as one more handler argument (a `REQUEST` parameter at the end of the route's
+ *   parameter metadata) that the wrapper removes before calling the handler;
+ * - each controller class gets its own wrapper (class-level decorators differ between classes sharing an inherited
+ *   handler), and a class whose inherited handler is wrapped but which has no decorator of its own gets the original.
+ *
+ * Prototypes are shared by every application in the process (tests boot many), so this runs once per class; each
+ * application then registers itself on its controller instances ({@link HANDLER_RUNTIME}).
+ */
+export function wrapHttpHandlers(modules: ModulesContainer, runtime: HttpHandlerRuntime): void {
+  for (const moduleRef of modules.values())
+    for (const wrapper of moduleRef.controllers.values()) {
+      const metatype = wrapper.metatype as { prototype?: unknown } | null | undefined;
+      if (typeof metatype === 'function' && isObject(metatype.prototype))
+        wrapClass(metatype as unknown as Function, metatype.prototype, runtime);
+    }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- a controller class, any constructor
+function wrapClass(owner: Function, proto: object, runtime: HttpHandlerRuntime): void {
+  const stayOnInterceptor: AnyMethod[] = [];
+  let wrappedAny = false;
+  for (const name of scanner.getAllMethodNames(proto)) {
+    const current = (proto as Record<string, Wrapped>)[name];
+    if (typeof current !== 'function') continue;
+    const state = current[HTTP_WRAPPED];
+    if (state !== undefined && Object.prototype.hasOwnProperty.call(proto, name)) {
+      state.runtime = runtime; // wrapped by an earlier application
+      wrappedAny = true;
+      continue;
+    }
+    const original = state?.original ?? current;
+    const targets = [original, owner];
+    const binding = reflector.getAllAndOverride<ResilienceBinding | undefined>(
+      ResilienceBindingMetadata,
+      targets,
+    );
+    const criticality = reflector.getAllAndOverride<CriticalityLevel | undefined>(
+      CriticalityMetadata,
+      targets,
+    );
+    if (binding === undefined && criticality === undefined) {
+      // Inherits a wrapper made for a decorated base class: route to the plain handler instead.
+      if (state !== undefined) define(proto, name, original);
+      continue;
+    }
+    if (!isHttpRoute(original)) {
+      stayOnInterceptor.push(original);
+      continue;
+    }
+    define(proto, name, wrapHandler(owner, name, original, { binding, criticality }, runtime));
+    wrappedAny = true;
+  }
+  if (!wrappedAny) return;
+  // The decorators' class-level `UseInterceptors` would still send every handler through Nest's interceptor step.
+  const classLevel = Reflect.getMetadata(INTERCEPTORS_METADATA, owner) as unknown[] | undefined;
+  if (classLevel === undefined || !classLevel.some(isBallastInterceptor)) return;
+  Reflect.defineMetadata(INTERCEPTORS_METADATA, classLevel.filter(notBallastInterceptor), owner);
+  const interceptor = classLevel.find(isBallastInterceptor);
+  for (const handler of stayOnInterceptor) {
+    const own = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) as unknown[] | undefined) ?? [];
+    if (!own.some(isBallastInterceptor))
+      Reflect.defineMetadata(INTERCEPTORS_METADATA, [interceptor, ...own], handler);
+  }
+}
+
+function wrapHandler(
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- a controller class, any constructor
+  owner: Function,
+  name: string,
+  original: AnyMethod,
+  decorators: Pick<HttpHandlerPlan, 'binding' | 'criticality'>,
+  runtime: HttpHandlerRuntime,
+): Wrapped {
+  const params = (Reflect.getMetadata(ROUTE_ARGS_METADATA, owner, name) ?? {}) as Record<string, RouteParam>;
+  let requestIndex = original.length;
+  const signalIndices: number[] = [];
+  for (const [key, param] of Object.entries(params)) {
+    requestIndex = Math.max(requestIndex, param.index + 1);
+    if (key.includes(CUSTOM_ROUTE_ARGS_METADATA) && param.factory === callSignalFactory)
+      signalIndices.push(param.index);
+  }
+  Reflect.defineMetadata(
+    ROUTE_ARGS_METADATA,
+    {
+      ...params,
+      [`${RouteParamtypes.REQUEST}:${requestIndex}`]: { index: requestIndex, data: undefined, pipes: [] },
+    },
+    owner,
+    name,
+  );
+  const plan: HttpHandlerPlan = { ...decorators, requestIndex, signalIndices };
+  const state: WrapperState = { original, runtime };
+  const wrapped: Wrapped = function (this: unknown, ...args: unknown[]): unknown {
+    const request = args[requestIndex];
+    if (args.length > requestIndex) args.length = requestIndex;
+    const own = (this as { [HANDLER_RUNTIME]?: HttpHandlerRuntime } | undefined)?.[HANDLER_RUNTIME];
+    return (own ?? state.runtime!).runRequest(plan, request, original, this, args);
+  };
+  Object.defineProperty(wrapped, 'name', { value: original.name });
+  Object.defineProperty(wrapped, HTTP_WRAPPED, { value: state });
+  for (const key of Reflect.getOwnMetadataKeys(original) as unknown[])
+    Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapped);
+  const interceptors = Reflect.getOwnMetadata(INTERCEPTORS_METADATA, original) as unknown[] | undefined;
+  if (interceptors !== undefined)
+    Reflect.defineMetadata(INTERCEPTORS_METADATA, interceptors.filter(notBallastInterceptor), wrapped);
+  return wrapped;
+}
+
+interface RouteParam {
+  readonly index: number;
+  readonly factory?: unknown;
+}
+
+/** An HTTP route handler that returns a response (`@Sse()` streams stay on the interceptor and its stream gate). */
+function isHttpRoute(method: object): boolean {
+  return (
+    Reflect.getMetadata(PATH_METADATA, method) !== undefined &&
+    Reflect.getMetadata(METHOD_METADATA, method) !== undefined &&
+    Reflect.getMetadata(SSE_METADATA, method) !== true
+  );
+}
+
+/** `ResilienceInterceptor` carries this static marker (importing the class here would make an import cycle). */
+export const BALLAST_INTERCEPTOR = Symbol.for('ballast:resilience-interceptor');
+
+function isBallastInterceptor(entry: unknown): boolean {
+  return (
+    typeof entry === 'function' &&
+    (entry as { [BALLAST_INTERCEPTOR]?: boolean })[BALLAST_INTERCEPTOR] === true
+  );
+}
+
+function notBallastInterceptor(entry: unknown): boolean {
+  return !isBallastInterceptor(entry);
+}
+
+function define(proto: object, name: string, value: AnyMethod): void {
+  Object.defineProperty(proto, name, { value, writable: true, configurable: true, enumerable: false });
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
+}
