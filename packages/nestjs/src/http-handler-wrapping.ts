@@ -13,6 +13,7 @@ import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-
 import { callSignalFactory } from './call-signal';
 
 type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
+type ControllerClass = abstract new (...args: never[]) => unknown;
 
 /** What one HTTP handler of one controller class runs under, read from its decorators once at bootstrap. */
 export interface HttpHandlerPlan {
@@ -80,12 +81,11 @@ export function wrapHttpHandlers(modules: ModulesContainer, runtime: HttpHandler
     for (const wrapper of moduleRef.controllers.values()) {
       const metatype = wrapper.metatype as { prototype?: unknown } | null | undefined;
       if (typeof metatype === 'function' && isObject(metatype.prototype))
-        wrapClass(metatype as unknown as Function, metatype.prototype, runtime);
+        wrapClass(metatype as unknown as ControllerClass, metatype.prototype, runtime);
     }
 }
 
-// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- a controller class, any constructor
-function wrapClass(owner: Function, proto: object, runtime: HttpHandlerRuntime): void {
+function wrapClass(owner: ControllerClass, proto: object, runtime: HttpHandlerRuntime): void {
   const stayOnInterceptor: AnyMethod[] = [];
   let wrappedAny = false;
   for (const name of scanner.getAllMethodNames(proto)) {
@@ -133,8 +133,7 @@ function wrapClass(owner: Function, proto: object, runtime: HttpHandlerRuntime):
 }
 
 function wrapHandler(
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- a controller class, any constructor
-  owner: Function,
+  owner: ControllerClass,
   name: string,
   original: AnyMethod,
   decorators: Pick<HttpHandlerPlan, 'binding' | 'criticality'>,
