@@ -2,8 +2,9 @@
 // it) run in a tight loop without HTTP, so a CPU profile (`node --cpu-prof`) shows what an interceptor costs per
 // request without the network's noise. Prints µs per call.
 //   node tools/bench/src/interceptor.probe.mjs <none|noop|resilient> [default|noctx|als|alsnoctx]
-// none: no interceptor; noop: one that only calls next.handle(); resilient: `@Resilient('bench')` (rate limit +
-// breaker + retry + timeout). Modes: default ambient context; noctx = `ambientContext: false`; als / alsnoctx = the
+// none: an undecorated handler, no interceptor; noop: the same under one interceptor that only calls next.handle();
+// resilient: a `@Resilient('bench')` handler (rate limit + breaker + retry + timeout) — since the handler wrapping,
+// no interceptor either: it is called as Nest's router calls it, with the request as its extra last argument. Modes: default ambient context; noctx = `ambientContext: false`; als / alsnoctx = the
 // same in a process where another AsyncLocalStorage is already in use. Env N = measured calls (default 100000).
 import 'reflect-metadata';
 import { EventEmitter } from 'node:events';
@@ -12,7 +13,7 @@ import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { InterceptorsConsumer } from '@nestjs/core/interceptors/interceptors-consumer.js';
 import { isObservable, lastValueFrom } from 'rxjs';
-import { ResilienceInterceptor, ResilienceModule, Resilient } from '@ballast/nestjs';
+import { ResilienceModule, Resilient } from '@ballast/nestjs';
 import { httpBenchPolicy as policy } from './lib/http-policy.mjs';
 
 const [variant = 'resilient', mode = 'default'] = process.argv.slice(2);
@@ -23,11 +24,16 @@ class ProbeController {
   handler() {
     return { ok: true };
   }
+  plain() {
+    return { ok: true };
+  }
 }
-const descriptor = Object.getOwnPropertyDescriptor(ProbeController.prototype, 'handler');
-Get('h')(ProbeController.prototype, 'handler', descriptor);
-Resilient('bench')(ProbeController.prototype, 'handler', descriptor);
-Object.defineProperty(ProbeController.prototype, 'handler', descriptor);
+for (const name of ['handler', 'plain']) {
+  const descriptor = Object.getOwnPropertyDescriptor(ProbeController.prototype, name);
+  Get(name)(ProbeController.prototype, name, descriptor);
+  if (name === 'handler') Resilient('bench')(ProbeController.prototype, name, descriptor);
+  Object.defineProperty(ProbeController.prototype, name, descriptor);
+}
 Controller()(ProbeController);
 
 class ProbeModule {}
@@ -42,16 +48,15 @@ class NoopInterceptor {
     return next.handle();
   }
 }
-const interceptors = { none: [], noop: [new NoopInterceptor()], resilient: [app.get(ResilienceInterceptor)] }[
-  variant
-];
+const interceptors = { none: [], noop: [new NoopInterceptor()], resilient: [] }[variant];
 if (interceptors === undefined) throw new Error(`unknown variant ${variant}`);
 const consumer = new InterceptorsConsumer();
 const instance = app.get(ProbeController);
 // A Fastify-shaped request whose connection can close, so the client-disconnect wiring runs as it does over HTTP.
 const request = { raw: { socket: new EventEmitter() }, headers: {} };
-const handler = instance.handler;
-const next = async () => handler.call(instance);
+const handler = variant === 'resilient' ? instance.handler : instance.plain;
+// What the router's handler step does: a fresh argument array (Nest's createNullArray), then the call.
+const next = async () => handler.apply(instance, variant === 'resilient' ? [request] : []);
 async function one() {
   const r = await consumer.intercept(interceptors, [request, {}], instance, handler, next, 'http');
   return isObservable(r) ? lastValueFrom(r) : r;
