@@ -8,6 +8,7 @@ import {
   Param,
   ParseIntPipe,
   Query,
+  Scope,
   SetMetadata,
   UseGuards,
   UseInterceptors,
@@ -21,6 +22,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
 import {
+  RateLimitStrategy,
   Resilience,
   ResiliencePolicy,
   RetryStrategy,
@@ -203,6 +205,43 @@ describe('two applications sharing a controller class', () => {
       expect(seen).toEqual([['retrying'], ['retrying', 'retrying']]);
     } finally {
       await Promise.all(apps.map((a) => a.close()));
+    }
+  });
+});
+
+@Controller({ path: 'per-request', scope: Scope.REQUEST })
+class RequestScopedController {
+  @Get()
+  @Resilient('once')
+  get(): { wrapped: boolean } {
+    return { wrapped: currentSignal() !== undefined };
+  }
+}
+
+describe.each(ADAPTERS)('a request-scoped controller (%s)', (adapter) => {
+  it('runs its decorated handler under the policy on every per-request instance', async () => {
+    const app = await bootApp(adapter, {
+      imports: [
+        ResilienceModule.forRoot({
+          policies: [
+            new ResiliencePolicy({
+              name: 'once',
+              strategies: [new RateLimitStrategy({ permits: 1, per: '1m' })],
+            }),
+          ],
+        }),
+      ],
+      controllers: [RequestScopedController],
+    });
+    try {
+      const calls: string[] = [];
+      app.get(Resilience).on((e) => e.type === 'call' && calls.push(e.policy));
+      await request(app.getHttpServer()).get('/per-request').expect(200, { wrapped: true });
+      const refused = await request(app.getHttpServer()).get('/per-request').expect(429);
+      expect(refused.body).toMatchObject({ code: 'rate_limited' });
+      expect(calls).toEqual(['once', 'once']); // the refused call is a call too (SPEC §8 counts rejections)
+    } finally {
+      await app.close();
     }
   });
 });
