@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { Controller, Get, type INestApplication } from '@nestjs/common';
+import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
 import { ClientProxyFactory, MessagePattern, Transport, type ClientProxy } from '@nestjs/microservices';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -31,6 +32,21 @@ class QuoteController {
   }
 }
 
+/** `@Resilient` on the class: its HTTP handler is wrapped, its message handler keeps the interceptor. */
+@Controller('both')
+@Resilient('limited-class')
+class ClassLevelController {
+  @Get('quote')
+  httpQuote(): number {
+    return 7;
+  }
+
+  @MessagePattern('class-quote')
+  rpcQuote(): number {
+    return 7;
+  }
+}
+
 /**
  * A hybrid application (HTTP plus `connectMicroservice`). `ResilienceModule` registers its filter with APP_FILTER,
  * which lands in the HTTP application's config; a connected microservice gets a config of its own unless it is
@@ -55,10 +71,14 @@ describe.each(ADAPTERS)('a hybrid application (%s + TCP microservice)', (adapter
               name: 'limited-rpc',
               strategies: [new RateLimitStrategy({ permits: 1, per: '1h' })],
             }),
+            new ResiliencePolicy({
+              name: 'limited-class',
+              strategies: [new RateLimitStrategy({ permits: 2, per: '1h' })],
+            }),
           ],
         }),
       ],
-      controllers: [QuoteController],
+      controllers: [QuoteController, ClassLevelController],
     }).compile();
     app = moduleRef.createNestApplication(
       adapter === 'express' ? new ExpressAdapter() : new FastifyAdapter(),
@@ -100,5 +120,26 @@ describe.each(ADAPTERS)('a hybrid application (%s + TCP microservice)', (adapter
     expect(await send('misconfigured')).toEqual({ status: 'error', message: 'Internal server error' });
     await request(app.getHttpServer()).get('/quote').expect(200);
     await request(app.getHttpServer()).get('/quote').expect(429);
+  });
+
+  it('a class-level @Resilient covers both kinds of handler of the class, one bucket between them', async () => {
+    await boot(true);
+    await expect(send('class-quote')).resolves.toBe(7);
+    await request(app.getHttpServer()).get('/both/quote').expect(200);
+    // the two permits are spent, by the RPC handler and by the HTTP one: both ran under the policy
+    expect(await send('class-quote')).toMatchObject({
+      status: 'error',
+      statusCode: 429,
+      code: 'rate_limited',
+    });
+    await request(app.getHttpServer()).get('/both/quote').expect(429);
+    // Nest's interceptor step is gone from the class (so from its HTTP route), kept on the message handler
+    const interceptors = (target: object): string[] =>
+      ((Reflect.getMetadata(INTERCEPTORS_METADATA, target) as { name: string }[] | undefined) ?? []).map(
+        (i) => i.name,
+      );
+    expect(interceptors(ClassLevelController)).toEqual([]);
+    expect(interceptors(ClassLevelController.prototype.rpcQuote)).toEqual(['ResilienceInterceptor']);
+    expect(interceptors(ClassLevelController.prototype.httpQuote)).toEqual([]);
   });
 });
