@@ -245,3 +245,41 @@ describe.each(ADAPTERS)('a request-scoped controller (%s)', (adapter) => {
     }
   });
 });
+
+@Controller('base')
+class BaseController {
+  @Get()
+  @Resilient('counted')
+  list(@Query('q') q: string | undefined): { q: string | null; args: number } {
+    return { q: q ?? null, args: arguments.length };
+  }
+}
+
+/** Registered too: it inherits the handler, and its class-level binding loses to the method's. */
+@Controller('derived')
+@Resilient('counted', { route: 'derived' })
+class DerivedController extends BaseController {}
+
+describe.each(ADAPTERS)('a controller inheriting a handler from another controller (%s)', (adapter) => {
+  it('runs each class under its binding, the handler seeing only its own arguments', async () => {
+    const app = await bootApp(adapter, {
+      imports: [
+        ResilienceModule.forRoot({ policies: [new ResiliencePolicy({ name: 'counted', strategies: [] })] }),
+      ],
+      controllers: [BaseController, DerivedController],
+    });
+    try {
+      const calls: [string, string | undefined][] = [];
+      app.get(Resilience).on((e) => e.type === 'call' && calls.push([e.policy, e.route]));
+      await request(app.getHttpServer()).get('/base?q=a').expect(200, { q: 'a', args: 1 });
+      await request(app.getHttpServer()).get('/derived?q=b').expect(200, { q: 'b', args: 1 });
+      // the method's own decorator wins over the derived class's
+      expect(calls).toEqual([
+        ['counted', undefined],
+        ['counted', undefined],
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -139,7 +139,13 @@ function wrapHandler(
   decorators: Pick<HttpHandlerPlan, 'binding' | 'criticality'>,
   runtime: HttpHandlerRuntime,
 ): Wrapped {
-  const params = (Reflect.getMetadata(ROUTE_ARGS_METADATA, owner, name) ?? {}) as Record<string, RouteParam>;
+  // Inherited from a base class that is a controller too, the metadata already holds that class's request parameter.
+  const params: Record<string, RouteParam> = {};
+  const inherited = (Reflect.getMetadata(ROUTE_ARGS_METADATA, owner, name) ?? {}) as Record<
+    string,
+    RouteParam
+  >;
+  for (const [key, param] of Object.entries(inherited)) if (param.data !== REQUEST_PARAM) params[key] = param;
   let requestIndex = original.length;
   const signalIndices: number[] = [];
   for (const [key, param] of Object.entries(params)) {
@@ -151,7 +157,7 @@ function wrapHandler(
     ROUTE_ARGS_METADATA,
     {
       ...params,
-      [`${RouteParamtypes.REQUEST}:${requestIndex}`]: { index: requestIndex, data: undefined, pipes: [] },
+      [`${RouteParamtypes.REQUEST}:${requestIndex}`]: { index: requestIndex, data: REQUEST_PARAM, pipes: [] },
     },
     owner,
     name,
@@ -176,8 +182,12 @@ function wrapHandler(
 
 interface RouteParam {
   readonly index: number;
+  readonly data?: unknown;
   readonly factory?: unknown;
 }
+
+/** The `data` of the request parameter Ballast adds (Nest ignores `data` for `REQUEST`), to recognise it. */
+const REQUEST_PARAM = 'ballast:request';
 
 /** An HTTP route handler that returns a response (`@Sse()` streams stay on the interceptor and its stream gate). */
 function isHttpRoute(method: object): boolean {
