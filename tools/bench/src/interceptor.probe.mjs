@@ -1,11 +1,12 @@
-// A probe, not part of `npm run bench`: Nest's own interceptor chain (`InterceptorsConsumer`, as the router calls
-// it) run in a tight loop without HTTP, so a CPU profile (`node --cpu-prof`) shows what an interceptor costs per
-// request without the network's noise. Prints µs per call.
-//   node tools/bench/src/interceptor.probe.mjs <none|noop|resilient> [default|noctx|als|alsnoctx]
-// none: an undecorated handler, no interceptor; noop: the same under one interceptor that only calls next.handle();
-// resilient: a `@Resilient('bench')` handler (rate limit + breaker + retry + timeout) — since the handler wrapping,
-// no interceptor either: it is called as Nest's router calls it, with the request as its extra last argument. Modes: default ambient context; noctx = `ambientContext: false`; als / alsnoctx = the
-// same in a process where another AsyncLocalStorage is already in use. Env N = measured calls (default 100000).
+// Nest's own handler step (`InterceptorsConsumer`, as the router calls it) in a tight loop without HTTP: what a
+// route pays per request for an interceptor or for `@Resilient`, without the network's noise, and a clean CPU
+// profile (`node --cpu-prof`). `handler.bench.mjs` runs it per variant (part of `npm run bench`); alone:
+//   node tools/bench/src/interceptor.probe.mjs <none|noop|resilient> [default|noctx|als|alsnoctx] [calls]
+// none: an undecorated handler, no interceptor; noop: the same under one interceptor that only calls
+// next.handle(); resilient: a `@Resilient('bench')` handler (rate limit + breaker + retry + timeout), wrapped at
+// bootstrap, so no interceptor either: called as Nest's router calls it, the request as its extra last argument.
+// Modes: default ambient context; noctx = `ambientContext: false`; als / alsnoctx = the same in a process where
+// another AsyncLocalStorage is already in use. Calls default to env N, else 100000. Prints one JSON line.
 import 'reflect-metadata';
 import { EventEmitter } from 'node:events';
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -16,7 +17,7 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import { ResilienceModule, Resilient } from '@ballast/nestjs';
 import { httpBenchPolicy as policy } from './lib/http-policy.mjs';
 
-const [variant = 'resilient', mode = 'default'] = process.argv.slice(2);
+const [variant = 'resilient', mode = 'default', calls] = process.argv.slice(2);
 const ambientContext = mode !== 'noctx' && mode !== 'alsnoctx';
 if (mode === 'als' || mode === 'alsnoctx') new AsyncLocalStorage().run({}, () => {});
 
@@ -61,10 +62,12 @@ async function one() {
   const r = await consumer.intercept(interceptors, [request, {}], instance, handler, next, 'http');
   return isObservable(r) ? lastValueFrom(r) : r;
 }
-const N = Number(process.env.N ?? 100000);
+const N = Number(calls ?? process.env.N ?? 100000);
 for (let i = 0; i < 20000; i++) await one();
 const t0 = process.hrtime.bigint();
 for (let i = 0; i < N; i++) await one();
-console.log(variant, mode, `${(Number(process.hrtime.bigint() - t0) / N / 1000).toFixed(2)} µs per call`);
+const us = Number(process.hrtime.bigint() - t0) / N / 1000;
+// One JSON line (handler.bench.mjs reads it).
+console.log(JSON.stringify({ variant, mode, us }));
 await app.close();
 process.exit(0);

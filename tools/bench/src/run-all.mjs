@@ -5,7 +5,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const suites = ['algorithms.bench.mjs', 'pipeline.bench.mjs', 'redis-stores.bench.mjs', 'http.bench.mjs'];
+const suites = [
+  'algorithms.bench.mjs',
+  'pipeline.bench.mjs',
+  'redis-stores.bench.mjs',
+  'handler.bench.mjs',
+  'http.bench.mjs',
+];
 const only = process.argv.slice(2);
 for (const s of suites) {
   if (only.length > 0 && !only.some((o) => s.startsWith(o))) continue;
