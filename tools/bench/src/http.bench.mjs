@@ -13,32 +13,43 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 9);
 const DURATION = Number(process.env.BENCH_HTTP_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
-const ADAPTERS = ['express', 'fastify'];
+const ADAPTERS = (process.env.BENCH_HTTP_ADAPTERS ?? 'express,fastify').split(',');
 // [name, label, server process, app, route]. The 'noctx' process runs ResilienceModule with `ambientContext: false`:
 // no AsyncLocalStorage in it at all, so its bare and do-nothing rows are untaxed baselines. The 'ctx' process runs
 // the default, whose AsyncLocalStorage makes every promise of that process slower (Node 20), its plain row included.
 const VARIANTS = [
-  ['bare', 'no Ballast, no interceptor', 'noctx', 'bare', '/plain'],
+  ['bare', 'no Ballast', 'noctx', 'bare', '/plain'],
   ['plain', 'ResilienceModule, handler undecorated', 'ctx', 'app', '/plain'],
-  [
-    'noop',
-    'ResilienceModule, a do-nothing interceptor on the handler (Nest baseline)',
-    'ctx',
-    'app',
-    '/noop',
-  ],
   ['resilient', "`@Resilient('bench')`: rate limit + breaker + retry + timeout", 'ctx', 'app', '/resilient'],
   ['plain-noctx', 'ResilienceModule `ambientContext: false`, handler undecorated', 'noctx', 'app', '/plain'],
-  ['noop-noctx', 'the same, a do-nothing interceptor on the handler', 'noctx', 'app', '/noop'],
   ['resilient-noctx', "`@Resilient('bench')`, `ambientContext: false`", 'noctx', 'app', '/resilient'],
+  [
+    'opossum',
+    'no Ballast, the handler body through opossum (breaker + timeout 1 s)',
+    'noctx',
+    'bare',
+    '/opossum',
+  ],
+  [
+    'cockatiel',
+    'no Ballast, the handler body through cockatiel `wrap(breaker, retry(3), timeout(1 s))`',
+    'noctx',
+    'bare',
+    '/cockatiel',
+  ],
 ];
 /**
- * What each `@Resilient` row is compared with (same process, same round): the undecorated handler — all a route pays
- * once decorated, issue 7's goal — and the same handler behind a do-nothing interceptor, i.e. what the policy would
- * cost had it been applied through Nest's interceptor chain (Ballast did that until 2026-12-03).
+ * What each `@Resilient` row is compared with (same process, same round): the undecorated handler, i.e. all a route
+ * pays once decorated (issue 7's goal), and the application without Ballast (what adopting Ballast costs the
+ * process, AsyncLocalStorage's tax on its other promises included).
  */
-const POLICY_BASE = { resilient: 'noop', 'resilient-noctx': 'noop-noctx' };
-const ROUTE_BASE = { resilient: 'plain', 'resilient-noctx': 'plain-noctx' };
+const ROUTE_BASE = {
+  resilient: 'plain',
+  'resilient-noctx': 'plain-noctx',
+  opossum: 'bare',
+  cockatiel: 'bare',
+};
+const APP_BASE = { resilient: 'bare', 'resilient-noctx': 'bare', opossum: 'bare', cockatiel: 'bare' };
 /** Server processes on one core, this load generator on the other, when taskset is there to pin them. */
 const PIN = (() => {
   try {
@@ -113,7 +124,7 @@ const pct = (x) => `${(x * 100).toFixed(1)} %`;
 const fmt = (n, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 let table =
-  '| adapter | variant | req/s (median) | latency p50 / p99 ms (median) | server user CPU µs per request (median) | CPU cost vs the do-nothing interceptor | CPU cost vs undecorated |\n';
+  '| adapter | variant | req/s (median) | latency p50 / p99 ms (median) | server user CPU µs per request (median) | CPU cost vs undecorated | CPU cost vs no Ballast |\n';
 table += '|---|---|---:|---:|---:|---:|---:|\n';
 /** `1 − cpu(base) / cpu(row)` per round (the rows of one round ran back to back), then median and quartiles. */
 function cost(r, name, base) {
@@ -128,13 +139,13 @@ for (const adapter of ADAPTERS) {
   costs[adapter] = {};
   for (const [name, label] of VARIANTS) {
     const rows = r[name];
-    const policy = cost(r, name, POLICY_BASE[name]);
     const route = cost(r, name, ROUTE_BASE[name]);
-    if (policy !== undefined) costs[adapter][name] = { policy, route };
+    const app = cost(r, name, APP_BASE[name]);
+    if (route !== undefined) costs[adapter][name] = { route, app };
     table += `| ${adapter} | ${label} | ${fmt(median(rows.map((x) => x.rps)))} | ${median(rows.map((x) => x.p50))} / ${median(
       rows.map((x) => x.p99),
-    )} | ${fmt(median(rows.map((x) => x.cpuPerRequest)), 1)} | ${policy === undefined ? '' : pct(policy.cpu)} | ${
-      route === undefined ? '' : pct(route.cpu)
+    )} | ${fmt(median(rows.map((x) => x.cpuPerRequest)), 1)} | ${route === undefined ? '' : pct(route.cpu)} | ${
+      app === undefined ? '' : pct(app.cpu)
     } |\n`;
   }
 }
@@ -144,7 +155,7 @@ const verdict = ADAPTERS.map((a) => {
     `${pct(x.route.cpu)} (middle half of rounds ${pct(x.route.q1)} to ${pct(x.route.q3)}; ${pct(
       x.route.rps,
     )} fewer req/s)`;
-  return `${a}: \`@Resilient\` costs ${one(c.resilient)} by default, ${one(c['resilient-noctx'])} with \`ambientContext: false\``;
+  return `${a}: \`@Resilient\` costs ${one(c.resilient)} by default, ${one(c['resilient-noctx'])} with \`ambientContext: false\`; opossum costs ${one(c.opossum)}, cockatiel ${one(c.cockatiel)}`;
 }).join('; ');
 
 const body = `## HTTP: \`@Resilient\` on a Nest handler (\`@ballast/nestjs\`)
@@ -157,8 +168,8 @@ with the variant order alternating, medians. ${
     ? 'The server processes are pinned to one core and the load generator to the other (`taskset`).'
     : 'The processes were not pinned to cores (no `taskset`).'
 } The policy is rate limit (10⁹/s, never rejects) + circuit breaker + retry(3) + timeout(1 s), in-memory stores.
-One process runs \`ResilienceModule\` by default; the other with \`ambientContext: false\`, so nothing in it uses
-AsyncLocalStorage — its bare row is an untaxed baseline. Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
+One process runs \`ResilienceModule\` by default; the other runs an application without Ballast and one with
+\`ambientContext: false\`, so nothing in it uses AsyncLocalStorage. Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
 
 ${table}
 Result, against the same handler undecorated: ${verdict}. Issue 7's goal is under 5 % throughput cost for the
@@ -166,26 +177,18 @@ policy.
 
 Reading the rows:
 - "CPU cost" is \`1 − cpu(base) / cpu(@Resilient)\` from the server's user-space CPU per request, per round (the rows
-  of a round ran back to back in the same process), then the median: what a CPU-bound server would lose in
-  throughput, and much steadier than req/s, which also moves with the load generator.
-- **vs undecorated** is everything a route pays once decorated: the goal. **vs the do-nothing interceptor** is
-  the same handler behind an interceptor that only calls \`next.handle()\`: the do-nothing row shows what any Nest
-  interceptor costs a route on Node 20, where Nest runs interceptors through rxjs (\`defer\`, \`mergeAll\`, a
-  \`ReplaySubject\` per request) and calls \`AsyncResource.bind\` twice per step, each building two
-  \`util.deprecate\` wrappers (a CPU profile shows \`deprecate\` and \`get prototype\`). Until 2026-12-03
-  \`@Resilient\` ran through that chain and cost 43 % (Express) and 75 % (Fastify) against undecorated, nearly all
-  of it the chain. Decorated HTTP handlers are now wrapped at bootstrap and call \`ResilienceInterceptor\`'s request
-  logic themselves (\`@ballast/nestjs\` README, *Design decisions*), so the \`@Resilient\` row can cost less than the
-  do-nothing interceptor (a negative figure in that column).
-- What \`@Resilient\` adds: core's \`run\` (≈ 1–2 µs, see the pipeline section; by default its AsyncLocalStorage
-  also taxes every promise of the process, the undecorated row's included), one more route parameter (the request,
-  which makes Nest resolve parameters through its async pipes step) and the client-disconnect wiring (one
-  \`close\` listener per connection, not per request). Isolated from HTTP:
-  \`node tools/bench/src/interceptor.probe.mjs <none|noop|resilient> [default|noctx]\`.
+  of a round ran back to back), then the median: what a CPU-bound server would lose in throughput, and much steadier
+  than req/s, which also moves with the load generator.
+- **vs undecorated** is everything a route pays once decorated, in the same process: issue 7's goal. **vs no
+  Ballast** is what adopting Ballast costs that route against an application without it; by default it includes
+  Node 20's AsyncLocalStorage tax, which the process's other routes pay too (compare the two undecorated rows).
+- What \`@Resilient\` adds: core's \`run\` (see the pipeline section), one more route parameter (the request, which
+  makes Nest resolve parameters through its async pipes step) and the client-disconnect wiring (one \`close\`
+  listener per connection, not per request). The *route* section measures the same without the network.
 - Against a handler that does real I/O (a database call, another service) the same absolute cost is a small share.
 
 Rerun alone: \`npx nx run-many -t build -p @ballast/nestjs && node tools/bench/src/http.bench.mjs\` (env
-\`BENCH_HTTP_ROUNDS\`, \`BENCH_HTTP_DURATION\`, \`BENCH_HTTP_CONNECTIONS\`). The machine is shared and noisy: compare rows
-measured together, not across runs.`;
+\`BENCH_HTTP_ROUNDS\`, \`BENCH_HTTP_DURATION\`, \`BENCH_HTTP_CONNECTIONS\`, \`BENCH_HTTP_ADAPTERS\`). The machine is
+shared and noisy: compare rows measured together, not across runs.`;
 writeSection('http', body);
 console.log(body);

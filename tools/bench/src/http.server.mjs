@@ -1,19 +1,29 @@
-// Child process of http.bench.mjs: serves the same handler four ways on one adapter, in one process, so the load
+// Child process of http.bench.mjs: serves the same handler three ways on one adapter, in one process, so the load
 // generator (the parent, on the other core) compares them under identical conditions:
-//   bare      — an application without Ballast or any interceptor (port `bare`);
+//   bare      — an application without Ballast (port `bare`), whose handler is also served through opossum and
+//               cockatiel (routes /opossum, /cockatiel);
 //   plain     — ResilienceModule imported, handler undecorated (port `app`);
-//   noop      — in the same application, the handler with a do-nothing interceptor of its own
-//               (`UseInterceptors`, as the decorators attach Ballast's): what Nest's interceptor step costs;
 //   resilient — in the same application, the handler under @Resilient('bench'): rate limit (high) + breaker +
 //               retry + timeout.
 // With a second argument 'noctx' the module runs with `ambientContext: false`.
 // Prints one JSON line of ports once listening; exits when stdin closes.
 import 'reflect-metadata';
-import { Controller, Get, Injectable, Module, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Resilient, ResilienceModule } from '@ballast/nestjs';
+import CircuitBreaker from 'opossum';
+import {
+  ExponentialBackoff,
+  SamplingBreaker,
+  TimeoutStrategy,
+  circuitBreaker,
+  handleAll,
+  retry,
+  timeout,
+  wrap,
+} from 'cockatiel';
 import { httpBenchPolicy as policy } from './lib/http-policy.mjs';
 
 const adapterName = process.argv[2] ?? 'express';
@@ -27,18 +37,8 @@ function decorateMethod(cls, name, ...decorators) {
   Object.defineProperty(cls.prototype, name, descriptor);
 }
 
-class NoopInterceptor {
-  intercept(_context, next) {
-    return next.handle();
-  }
-}
-Injectable()(NoopInterceptor);
-
 class BenchController {
   plain() {
-    return { ok: true };
-  }
-  noop() {
     return { ok: true };
   }
   resilient() {
@@ -46,17 +46,37 @@ class BenchController {
   }
 }
 decorateMethod(BenchController, 'plain', Get('plain'));
-decorateMethod(BenchController, 'noop', Get('noop'), UseInterceptors(NoopInterceptor));
 decorateMethod(BenchController, 'resilient', Get('resilient'), Resilient('bench'));
 Controller()(BenchController);
 
-/** The bare application's copy of the undecorated route (BenchController's other routes need Ballast). */
+/**
+ * The application without Ballast: the undecorated route, and the same handler body run through the peers the
+ * pipeline section compares with, the way a Nest user calls them from a handler (opossum has no rate limiter or
+ * retry, cockatiel no rate limiter: both do less than the `@Resilient` policy).
+ */
+const opossum = new CircuitBreaker(async () => ({ ok: true }), { timeout: 1000 });
+const cockatiel = wrap(
+  circuitBreaker(handleAll, {
+    halfOpenAfter: 5_000,
+    breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000, minimumRps: 20 }),
+  }),
+  retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff({ initialDelay: 10, maxDelay: 100 }) }),
+  timeout(1000, TimeoutStrategy.Cooperative),
+);
 class BareController {
   plain() {
     return { ok: true };
   }
+  opossum() {
+    return opossum.fire();
+  }
+  cockatiel() {
+    return cockatiel.execute(async () => ({ ok: true }));
+  }
 }
 decorateMethod(BareController, 'plain', Get('plain'));
+decorateMethod(BareController, 'opossum', Get('opossum'));
+decorateMethod(BareController, 'cockatiel', Get('cockatiel'));
 Controller()(BareController);
 
 class BareModule {}

