@@ -16,6 +16,9 @@ if [ ! -x "$bin/node" ]; then
   npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error "$pkg@$major" >/dev/null
 fi
 export PATH="$bin:$PATH"
-echo "Tests on Node $(node --version)"
+version=$(node --version)
+# A binary that cannot run here would let `#!/usr/bin/env node` fall through to the system's Node: refuse instead.
+[[ "$version" == "v$major."* ]] || { echo "test-on-node: expected Node $major, got $version" >&2; exit 1; }
+echo "Tests on Node $version"
 # --skip-nx-cache: the cache does not key on the Node version, so it would replay the Node 20 results.
 npx nx run-many -t test --output-style=static --skip-nx-cache

@@ -14,6 +14,13 @@ const ADAPTERS = ['express', 'fastify'];
 // Ballast call never turns AsyncLocalStorage on, so the undecorated row of the default module is untaxed.
 const VARIANTS = [
   ['plain', 'default', 'undecorated handler', 200_000, undefined],
+  [
+    'req',
+    'default',
+    'undecorated handler taking the request (`@Req()`): Nest resolves its parameters',
+    200_000,
+    'plain/default',
+  ],
   ['noop', 'default', 'undecorated handler behind a do-nothing interceptor', 20_000, 'plain/default'],
   [
     'resilient',
@@ -79,8 +86,8 @@ Reading it:
 - A decorated handler runs its policy from a wrapper installed at bootstrap (\`@ballast/nestjs\` README, *Design
   decisions*), not through Nest's interceptor chain, whose price is the do-nothing row: any interceptor pays it.
 - What \`@Resilient\` adds: core's \`run\` (the pipeline section), and one more route parameter (the request), which
-  makes Nest resolve parameters through its async pipes step on a handler that had none; a handler with
-  parameters pays that step anyway.
+  makes Nest resolve parameters through its async pipes step on a handler that had none (the \`@Req()\` row); a
+  handler with parameters pays that step anyway.
 - The peers run inside the handler, as a Nest user calls them; they do less than the \`@Resilient\` policy (no rate
   limit; opossum no retry either) and know nothing of the request (no client-disconnect signal).
 

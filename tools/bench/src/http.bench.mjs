@@ -15,7 +15,8 @@ const DURATION = Number(process.env.BENCH_HTTP_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
 const ADAPTERS = (process.env.BENCH_HTTP_ADAPTERS ?? 'express,fastify').split(',');
 // [name, label, server process, app, route]. The 'noctx' process runs ResilienceModule with `ambientContext: false`:
-// no AsyncLocalStorage in it at all, so its bare and do-nothing rows are untaxed baselines. The 'ctx' process runs
+// no AsyncLocalStorage in it at all, so its rows (the application without Ballast and the peers' included) are
+// untaxed. The 'ctx' process runs
 // the default, whose AsyncLocalStorage makes every promise of that process slower (Node 20), its plain row included.
 const VARIANTS = [
   ['bare', 'no Ballast', 'noctx', 'bare', '/plain'],

@@ -1,5 +1,5 @@
-// Child process of http.bench.mjs: serves the same handler three ways on one adapter, in one process, so the load
-// generator (the parent, on the other core) compares them under identical conditions:
+// Child process of http.bench.mjs: serves the same handler five ways, from two applications on one adapter, in one
+// process, so the load generator (the parent, on the other core) compares them under identical conditions:
 //   bare      — an application without Ballast (port `bare`), whose handler is also served through opossum and
 //               cockatiel (routes /opossum, /cockatiel);
 //   plain     — ResilienceModule imported, handler undecorated (port `app`);

@@ -52,10 +52,10 @@ const env = machine(CHILD_NODE_VERSION);
 // BENCH_NODE=<another node binary>: the same measurements on that Node version, in a section of their own.
 const cross = CHILD_NODE !== process.execPath;
 for (let round = 1; round <= ROUNDS; round++) {
-  const bareStart = runChild(child, ['bare', CALLS]).ns;
+  const bareStart = runChild(child, ['bare', CALLS], [], CHILD_NODE).ns;
   const row = {};
-  for (const [v] of variants.slice(1)) row[v] = runChild(child, [v, CALLS]).ns;
-  const bareEnd = runChild(child, ['bare', CALLS]).ns;
+  for (const [v] of variants.slice(1)) row[v] = runChild(child, [v, CALLS], [], CHILD_NODE).ns;
+  const bareEnd = runChild(child, ['bare', CALLS], [], CHILD_NODE).ns;
   const bare = (bareStart + bareEnd) / 2;
   results.get('bare').push(bare);
   ratios.get('bare').push(1);
@@ -67,7 +67,7 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 const heap = {};
 for (const v of ['ballast-rl-cb-retry-timeout', 'ballast-bulkhead-rl-cb-retry-timeout']) {
-  heap[v] = runChild(child, [v, '100000', '20000', '--heap'], ['--expose-gc']).heap;
+  heap[v] = runChild(child, [v, '100000', '20000', '--heap'], ['--expose-gc'], CHILD_NODE).heap;
 }
 
 const bareMedian = median(results.get('bare'));

@@ -5,6 +5,7 @@
 //   node tools/bench/src/route.probe.mjs <variant> [express|fastify] [default|noctx|als] [calls]
 // Variants, all on the handler `return { ok: true }`:
 //   plain     — undecorated;
+//   req       — undecorated, taking the request (`@Req()`): what one parameter costs a handler that had none;
 //   noop      — under one interceptor that only calls next.handle() (what any Nest interceptor costs);
 //   resilient — `@Resilient('bench')`: rate limit + breaker + retry + timeout;
 //   opossum   — undecorated, its body run through opossum (breaker + timeout 1 s);
@@ -14,7 +15,7 @@
 import 'reflect-metadata';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
-import { Controller, Get, Injectable, Module, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Injectable, Module, Req, UseInterceptors } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -56,6 +57,9 @@ class ProbeController {
   plain() {
     return { ok: true };
   }
+  req(request) {
+    return request === undefined ? undefined : { ok: true };
+  }
   noop() {
     return { ok: true };
   }
@@ -76,6 +80,8 @@ function decorateMethod(cls, name, ...decorators) {
   Object.defineProperty(cls.prototype, name, descriptor);
 }
 decorateMethod(ProbeController, 'plain', Get('plain'));
+decorateMethod(ProbeController, 'req', Get('req'));
+Req()(ProbeController.prototype, 'req', 0);
 decorateMethod(ProbeController, 'noop', Get('noop'), UseInterceptors(NoopInterceptor));
 decorateMethod(ProbeController, 'resilient', Get('resilient'), Resilient('bench'));
 decorateMethod(ProbeController, 'opossum', Get('opossum'));

@@ -43,11 +43,12 @@ export const CHILD_NODE_VERSION =
     : execFileSync(CHILD_NODE, ['--version'], { encoding: 'utf8' }).trim();
 
 /**
- * Runs `script` in a fresh Node process ({@link CHILD_NODE}) with args, pinned to the last core when `taskset` is
- * there (the parent and the rest of the machine keep the others); the child prints one JSON line on stdout.
+ * Runs `script` in a fresh Node process (`node`: this one unless a bench that honours `BENCH_NODE` passes
+ * {@link CHILD_NODE}) with args, pinned to the last core when `taskset` is there (the parent and the rest of the
+ * machine keep the others); the child prints one JSON line on stdout.
  */
-export function runChild(script, args, nodeArgs = []) {
-  const command = [CHILD_NODE, ...nodeArgs, script, ...args];
+export function runChild(script, args, nodeArgs = [], node = process.execPath) {
+  const command = [node, ...nodeArgs, script, ...args];
   const core = String(os.cpus().length - 1);
   const [file, ...argv] = CAN_PIN ? ['taskset', '-c', core, ...command] : command;
   const out = execFileSync(file, argv, {
