@@ -16,6 +16,7 @@ import { PolicyRuntime, type KeyDeps } from './executor/policy-runtime';
 import { TimerQueue } from './executor/timer-queue';
 import { admitStream, type StreamPermit } from './executor/stream-admission';
 import { createAdmin, type AdminHost } from './admin/resilience-admin';
+import { callArgumentsError, validCallArguments } from './validation/call-arguments';
 
 /**
  * Key of `Resilience`'s callback-style `run`, for Ballast's own integrations (`@ballast/nestjs`); not public API.
@@ -160,8 +161,11 @@ export class Resilience {
    * rejections and timeouts, the caller's abort reason when the caller aborted).
    */
   run<T>(fn: (ctx: CallContext) => T | Promise<T>, options: RunOptions<T>): Promise<T> {
-    const pr = this.#policies.get(options.policy);
-    if (pr === undefined) return unknownPolicy(options.policy, options.route);
+    // Bad arguments (from JavaScript, or from configuration) are a rejection naming each one, never a throw.
+    const pr =
+      typeof options === 'object' && options !== null ? this.#policies.get(options.policy) : undefined;
+    if (pr === undefined || !validCallArguments(fn, options))
+      return Promise.reject(callArgumentsError('run', fn, options, pr !== undefined));
     const ks = pr.key(options.route);
     // A forced-open key is refused inside the invocation, before any strategy, so the fallback still applies.
     return new Invocation(
@@ -180,7 +184,7 @@ export class Resilience {
    */
   [RUN_SETTLED](fn: (ctx: CallContext) => unknown, options: RunOptions<unknown>, settler: CallSettler): void {
     const pr = this.#policies.get(options.policy);
-    if (pr === undefined) return settler.settled(false, unknownPolicyError(options.policy, options.route));
+    if (pr === undefined) return settler.settled(false, callArgumentsError('run', fn, options, false));
     new Invocation(this.#engine, pr, pr.key(options.route), fn, options).startSettled(settler);
   }
 
@@ -191,8 +195,10 @@ export class Resilience {
    */
   admitStream(policy: string, options: { readonly route?: string | undefined } = {}): Promise<StreamPermit> {
     const pr = this.#policies.get(policy);
-    if (pr === undefined) return unknownPolicy(policy, options.route);
-    return admitStream(this.#engine, pr, pr.key(options.route));
+    const route: unknown = typeof options === 'object' && options !== null ? options.route : null;
+    if (pr === undefined || (route !== undefined && typeof route !== 'string'))
+      return Promise.reject(callArgumentsError('admitStream', undefined, options, pr !== undefined, policy));
+    return admitStream(this.#engine, pr, pr.key(route));
   }
 
   /** Subscribes to every event; returns the unsubscribe function. With no listener nothing is built. */
@@ -298,21 +304,4 @@ function describe(v: unknown): string {
   if (v === null) return 'null';
   if (typeof v === 'object') return (v as object).constructor?.name ?? 'object';
   return typeof v === 'string' ? `'${v}'` : `${typeof v} ${String(v)}`;
-}
-
-/** `run` and `admitStream` on a name no policy is registered under (a rejection, never a throw). */
-function unknownPolicy(policy: unknown, route?: string): Promise<never> {
-  return Promise.reject(unknownPolicyError(policy, route));
-}
-
-function unknownPolicyError(policy: unknown, route?: string): ResilienceError {
-  return new ResilienceError({
-    kind: 'configuration',
-    code: ErrorCode.UNKNOWN_POLICY,
-    message: `Unknown policy '${String(policy)}'`,
-    details: { policy },
-    // Like every rejection the executor raises (SPEC §11.2).
-    ...(typeof policy === 'string' ? { policy } : {}),
-    ...(route === undefined ? {} : { route }),
-  });
 }
