@@ -59,16 +59,17 @@ export class Resilience {
   constructor(options: ResilienceOptions = {}) {
     const violations: string[] = [];
     const policies = options.policies ?? [];
-    if (!Array.isArray(policies))
-      violations.push(`policies must be an array of ResiliencePolicy, got ${typeof policies}`);
     const seen = new Set<string>();
-    policies.forEach((p, i) => {
-      if (!(p instanceof ResiliencePolicy))
-        violations.push(`policies[${i}] must be a ResiliencePolicy, got ${describe(p)}`);
-      else if (seen.has(p.name))
-        violations.push(`policies[${i}].name must be unique, got a second '${p.name}'`);
-      else seen.add(p.name);
-    });
+    if (!Array.isArray(policies))
+      violations.push(`policies must be an array of ResiliencePolicy, got ${describe(policies)}`);
+    else
+      policies.forEach((p, i) => {
+        if (!(p instanceof ResiliencePolicy))
+          violations.push(`policies[${i}] must be a ResiliencePolicy, got ${describe(p)}`);
+        else if (seen.has(p.name))
+          violations.push(`policies[${i}].name must be unique, got a second '${p.name}'`);
+        else seen.add(p.name);
+      });
     const maxKeys = options.maxKeysPerPolicy ?? 4096;
     if (!Number.isInteger(maxKeys) || maxKeys < 1) {
       violations.push(`maxKeysPerPolicy must be an integer ≥ 1, got ${String(maxKeys)}`);

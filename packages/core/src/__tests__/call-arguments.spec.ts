@@ -1,6 +1,8 @@
+import { bindCriticality, Criticality } from '../context/criticality';
+import { withDeadline } from '../context/deadline';
 import { ResiliencePolicy } from '../policy/resilience-policy';
+import { Resilience as ResilienceClass } from '../resilience';
 import { TimeoutStrategy } from '../strategies/timeout-strategy';
-import type { Resilience } from '../resilience';
 import { errorOf } from './kit';
 import { setup } from './helpers';
 
@@ -14,7 +16,7 @@ describe('call arguments', () => {
     new ResiliencePolicy({ name: 'p', strategies: [new TimeoutStrategy({ timeout: 100 })] }),
   ];
   /** `run` reached without the type checker, as plain JavaScript calls it. */
-  const untypedRun = (r: Resilience, fn: unknown, options?: unknown): Promise<unknown> =>
+  const untypedRun = (r: ResilienceClass, fn: unknown, options?: unknown): Promise<unknown> =>
     (r.run as (fn: unknown, options: unknown) => Promise<unknown>)(fn, options);
 
   it('rejects a non-function fn (a rejection, not a throw), naming it', async () => {
@@ -121,5 +123,49 @@ describe('call arguments', () => {
     const permit = (await untyped('p', { route: 'r' })) as { settle(error?: unknown): void };
     expect(typeof permit.settle).toBe('function');
     permit.settle();
+  });
+
+  it('admin operations reject a route or policy that is not a string instead of acting on a key of its own', async () => {
+    const { resilience } = setup(policies());
+    const admin = resilience.admin as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    for (const method of ['forceOpen', 'clearForcedOpen', 'resetBreaker']) {
+      await expect(admin[method]!('p', 7)).rejects.toMatchObject({
+        kind: 'configuration',
+        message: `Invalid admin.${method}() call: route must be a string or undefined, got 7`,
+      });
+      await expect(admin[method]!({ name: 'p' })).rejects.toMatchObject({
+        message: `Invalid admin.${method}() call: policy must be a policy name, got { name: 'p' }`,
+      });
+    }
+    await expect(admin['inspect']!('p')).rejects.toMatchObject({
+      message: "Invalid admin.inspect() call: filter must be an object ({ policy? }) or undefined, got 'p'",
+    });
+    await expect(admin['inspect']!({ policy: 3 })).rejects.toMatchObject({
+      message: 'Invalid admin.inspect() call: policy must be a policy name, got 3',
+    });
+    // Nothing was forced or created by the refused calls.
+    expect(await resilience.admin.inspect()).toEqual([]);
+    await expect(resilience.run(() => 'ok', { policy: 'p', route: '7' })).resolves.toBe('ok');
+  });
+
+  it('withDeadline and bindCriticality name a fn that is not a function', () => {
+    expect(() => withDeadline('1s', 5 as never)).toThrow(
+      expect.objectContaining({
+        kind: 'configuration',
+        message: 'Invalid withDeadline() call: fn must be a function, got 5',
+      }),
+    );
+    expect(() => bindCriticality(Criticality.CRITICAL, 'x' as never)).toThrow(
+      expect.objectContaining({
+        kind: 'configuration',
+        message: "Invalid bindCriticality() call: fn must be a function, got 'x'",
+      }),
+    );
+  });
+
+  it('new Resilience reports policies that are not an array instead of crashing on them', () => {
+    expect(() => new ResilienceClass({ policies: {} as never, maxKeysPerPolicy: 0 })).toThrow(
+      'Invalid Resilience options: policies must be an array of ResiliencePolicy, got Object; maxKeysPerPolicy must be an integer ≥ 1, got 0',
+    );
   });
 });

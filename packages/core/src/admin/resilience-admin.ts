@@ -6,6 +6,7 @@ import { hedgeDelayOf } from '../executor/hedge';
 import type { KeyState, PolicyRuntime } from '../executor/policy-runtime';
 import type { StoreName } from '../events';
 import type { ResilienceAdmin } from '../resilience-types';
+import { formatValue } from '../validation/options-validator';
 import type { ResilienceStateSnapshot } from './snapshot';
 
 /** What the control plane may touch of a `Resilience` (its registry of policy runtimes), and nothing else. */
@@ -23,6 +24,24 @@ function unknownPolicy(name: unknown): ResilienceError {
     message: `Unknown policy '${String(name)}'`,
     details: { policy: name },
   });
+}
+
+/**
+ * Admin calls are driven by HTTP bodies, scripts and consoles: a route that is not a string (a number from a JSON
+ * body, an object) would otherwise become a key of its own, and the operator's action would silently miss the
+ * route they meant. One `configuration` error names each bad argument.
+ */
+function checkArguments(method: string, policy: unknown, route: unknown): void {
+  const problems: string[] = [];
+  if (typeof policy !== 'string') problems.push(`policy must be a policy name, got ${formatValue(policy)}`);
+  if (route !== undefined && typeof route !== 'string')
+    problems.push(`route must be a string or undefined, got ${formatValue(route)}`);
+  if (problems.length > 0)
+    throw new ResilienceError({
+      kind: 'configuration',
+      message: `Invalid admin.${method}() call: ${problems.join('; ')}`,
+      details: { problems },
+    });
 }
 
 /** The keys an operation addresses: one route, or (no route) every route the policy has seen. */
@@ -91,6 +110,12 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
 
   return Object.freeze({
     async inspect(filter: { policy?: string } = {}): Promise<ResilienceStateSnapshot[]> {
+      if (typeof filter !== 'object' || filter === null)
+        throw new ResilienceError({
+          kind: 'configuration',
+          message: `Invalid admin.inspect() call: filter must be an object ({ policy? }) or undefined, got ${formatValue(filter)}`,
+        });
+      if (filter.policy !== undefined) checkArguments('inspect', filter.policy, undefined);
       const runtimes = filter.policy === undefined ? host.runtimes() : [need(filter.policy)];
       // Every key at once: against a remote store (ioredis pipelines the commands) a slow or failing store costs
       // about one command timeout for the whole inspection, not one per key.
@@ -104,6 +129,7 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
     },
 
     async forceOpen(policy: string, route?: string): Promise<void> {
+      checkArguments('forceOpen', policy, route);
       const pr = need(policy);
       // Route-less: one policy-wide flag (pins no key); a route: that key's own flag.
       if (route === undefined) pr.forcedAll = true;
@@ -111,6 +137,7 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
     },
 
     async clearForcedOpen(policy: string, route?: string): Promise<void> {
+      checkArguments('clearForcedOpen', policy, route);
       const pr = need(policy);
       if (route === undefined) pr.forcedAll = false;
       for (const ks of keysOf(pr, route, route !== undefined)) ks.forcedOpen = false;
@@ -118,6 +145,7 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
     },
 
     async resetBreaker(policy: string, route?: string): Promise<void> {
+      checkArguments('resetBreaker', policy, route);
       const pr = need(policy);
       if (pr.breakerParams === undefined) return;
       const e = host.engine;

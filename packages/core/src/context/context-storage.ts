@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { ResilienceError } from '../errors/resilience-error';
 import type { Clock } from '../time/clock';
+import { formatValue } from '../validation/options-validator';
 
 /**
  * The ambient invocation context (SPEC §5): one plain, immutable frame per scope, carried by AsyncLocalStorage
@@ -30,4 +32,12 @@ export function currentFrame(): ContextFrame | undefined {
 /** The signal of the innermost call running under `resilience.run`, or `undefined` outside one (SPEC §5). */
 export function currentSignal(): AbortSignal | undefined {
   return contextStorage.getStore()?.call?.signal;
+}
+
+/** `withDeadline(budget, fn)` / `bindCriticality(level, fn)` given something other than a function. @internal */
+export function notAFunction(method: string, fn: unknown): ResilienceError {
+  return new ResilienceError({
+    kind: 'configuration',
+    message: `Invalid ${method}() call: fn must be a function, got ${formatValue(fn)}`,
+  });
 }

@@ -1,6 +1,6 @@
 import { Criticality, isCriticality } from '@ballast/codel';
 import { ResilienceError } from '../errors/resilience-error';
-import { contextStorage } from './context-storage';
+import { contextStorage, notAFunction } from './context-storage';
 import type { ContextFrame } from './context-storage';
 
 /**
@@ -23,6 +23,7 @@ export function bindCriticality<T>(level: Criticality, fn: () => T): T {
       details: { value: level },
     });
   }
+  if (typeof fn !== 'function') throw notAFunction('bindCriticality', fn);
   const parent = contextStorage.getStore();
   const frame: ContextFrame = {
     deadline: parent?.deadline,

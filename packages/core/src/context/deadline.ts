@@ -2,7 +2,7 @@ import { systemClock } from '../time/clock';
 import type { Clock } from '../time/clock';
 import { parseDuration } from '../time/duration';
 import type { Duration } from '../strategies/types';
-import { contextStorage } from './context-storage';
+import { contextStorage, notAFunction } from './context-storage';
 import type { ContextFrame } from './context-storage';
 
 /**
@@ -16,6 +16,7 @@ import type { ContextFrame } from './context-storage';
  */
 export function withDeadline<T>(budget: Duration, fn: () => T, clock: Clock = systemClock): T {
   const ms = parseDuration(budget);
+  if (typeof fn !== 'function') throw notAFunction('withDeadline', fn);
   const parent = contextStorage.getStore();
   const now = clock.now();
   if (parent !== undefined && parent.deadline !== undefined && parent.deadlineClock !== undefined) {
