@@ -184,3 +184,27 @@ describe('@Resilient on something that is not a method', () => {
     expect(error.message).toContain('a static method');
   });
 });
+
+describe('@Resilient and @Hedged with bad arguments', () => {
+  it('refuse a policy that is not a name and a route that is not a string, when the class is defined', () => {
+    const resilient = Resilient as (policy: unknown, options?: unknown) => unknown;
+    const hedged = Hedged as (policy: unknown, options?: unknown) => unknown;
+    expect(() => resilient(42)).toThrow(
+      expect.objectContaining({
+        kind: 'configuration',
+        message: 'Invalid @Resilient(): the policy must be a policy name, got 42',
+      }),
+    );
+    expect(() => hedged('  ', { route: 7 })).toThrow(
+      expect.objectContaining({
+        kind: 'configuration',
+        message:
+          "Invalid @Hedged(): the policy must be a policy name, got '  '; options.route must be a string or undefined, got 7",
+      }),
+    );
+    expect(() => resilient('plain', null)).toThrow(
+      'Invalid @Resilient(): the options must be an object ({ route? }), got null',
+    );
+    expect(() => resilient('plain', { route: 'catalog' })).not.toThrow();
+  });
+});

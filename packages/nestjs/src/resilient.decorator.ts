@@ -1,5 +1,5 @@
 import { UseInterceptors, applyDecorators } from '@nestjs/common';
-import { ResilienceError } from '@ballast/core';
+import { ResilienceError, formatValue } from '@ballast/core';
 import {
   ResilienceBindingMetadata,
   type ResilienceBinding,
@@ -45,6 +45,30 @@ function notAMethod(target: object, descriptor: PropertyDescriptor | undefined):
   return undefined;
 }
 
+/**
+ * The decorator's own arguments, checked when the class is defined: a policy name that is not a string, or a
+ * numeric route from a constants file, would otherwise fail every request at run time (or, for the route, become a
+ * breaker key of its own).
+ */
+function checkArguments(decorator: string, policy: unknown, options: unknown): void {
+  const problems: string[] = [];
+  if (typeof policy !== 'string' || policy.trim() === '')
+    problems.push(`the policy must be a policy name, got ${formatValue(policy)}`);
+  if (typeof options !== 'object' || options === null)
+    problems.push(`the options must be an object ({ route? }), got ${formatValue(options)}`);
+  else {
+    const route = (options as { route?: unknown }).route;
+    if (route !== undefined && typeof route !== 'string')
+      problems.push(`options.route must be a string or undefined, got ${formatValue(route)}`);
+  }
+  if (problems.length > 0)
+    throw new ResilienceError({
+      kind: 'configuration',
+      message: `Invalid ${decorator}(): ${problems.join('; ')}`,
+      details: { problems },
+    });
+}
+
 function misplaced(decorator: string, target: object, key: string | symbol, what: string): ResilienceError {
   const owner = typeof target === 'function' ? target : target.constructor;
   const name = `${owner?.name ?? 'anonymous class'}.${String(key)}`;
@@ -63,6 +87,7 @@ function misplaced(decorator: string, target: object, key: string | symbol, what
  * @publicApi
  */
 export function Resilient(policy: string, options: ResilientOptions = {}): MethodDecorator & ClassDecorator {
+  checkArguments('@Resilient', policy, options);
   return bind('@Resilient', { policy, route: options.route, hedge: false });
 }
 
@@ -73,6 +98,7 @@ export function Resilient(policy: string, options: ResilientOptions = {}): Metho
  * @publicApi
  */
 export function Hedged(policy: string, options: ResilientOptions = {}): MethodDecorator & ClassDecorator {
+  checkArguments('@Hedged', policy, options);
   return bind('@Hedged', { policy, route: options.route, hedge: true });
 }
 
