@@ -13,29 +13,12 @@ import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Resilient, ResilienceModule } from '@ballast/nestjs';
-import CircuitBreaker from 'opossum';
-import {
-  ExponentialBackoff,
-  SamplingBreaker,
-  TimeoutStrategy,
-  circuitBreaker,
-  handleAll,
-  retry,
-  timeout,
-  wrap,
-} from 'cockatiel';
+import { decorateMethod, throughCockatiel, throughOpossum } from './lib/http-fixtures.mjs';
 import { httpBenchPolicy as policy } from './lib/http-policy.mjs';
 
 const adapterName = process.argv[2] ?? 'express';
 // 'noctx': ResilienceModule with `ambientContext: false` — no AsyncLocalStorage anywhere in this process.
 const ambientContext = process.argv[3] !== 'noctx';
-
-/** Plain JS has no decorator syntax: apply Nest's decorators by hand, exactly as compiled TypeScript does. */
-function decorateMethod(cls, name, ...decorators) {
-  const descriptor = Object.getOwnPropertyDescriptor(cls.prototype, name);
-  for (const d of decorators.reverse()) d(cls.prototype, name, descriptor);
-  Object.defineProperty(cls.prototype, name, descriptor);
-}
 
 class BenchController {
   plain() {
@@ -54,24 +37,15 @@ Controller()(BenchController);
  * pipeline section compares with, the way a Nest user calls them from a handler (opossum has no rate limiter or
  * retry, cockatiel no rate limiter: both do less than the `@Resilient` policy).
  */
-const opossum = new CircuitBreaker(async () => ({ ok: true }), { timeout: 1000 });
-const cockatiel = wrap(
-  circuitBreaker(handleAll, {
-    halfOpenAfter: 5_000,
-    breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000, minimumRps: 20 }),
-  }),
-  retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff({ initialDelay: 10, maxDelay: 100 }) }),
-  timeout(1000, TimeoutStrategy.Cooperative),
-);
 class BareController {
   plain() {
     return { ok: true };
   }
   opossum() {
-    return opossum.fire();
+    return throughOpossum();
   }
   cockatiel() {
-    return cockatiel.execute(async () => ({ ok: true }));
+    return throughCockatiel();
   }
 }
 decorateMethod(BareController, 'plain', Get('plain'));

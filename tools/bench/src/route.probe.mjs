@@ -20,17 +20,7 @@ import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ResilienceModule, Resilient } from '@ballast/nestjs';
-import CircuitBreaker from 'opossum';
-import {
-  ExponentialBackoff,
-  SamplingBreaker,
-  TimeoutStrategy,
-  circuitBreaker,
-  handleAll,
-  retry,
-  timeout,
-  wrap,
-} from 'cockatiel';
+import { decorateMethod, throughCockatiel, throughOpossum } from './lib/http-fixtures.mjs';
 import { httpBenchPolicy as policy } from './lib/http-policy.mjs';
 
 const [variant = 'resilient', adapterName = 'express', mode = 'default', calls] = process.argv.slice(2);
@@ -42,16 +32,6 @@ class NoopInterceptor {
   }
 }
 Injectable()(NoopInterceptor);
-
-const opossum = new CircuitBreaker(async () => ({ ok: true }), { timeout: 1000 });
-const cockatiel = wrap(
-  circuitBreaker(handleAll, {
-    halfOpenAfter: 5_000,
-    breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000, minimumRps: 20 }),
-  }),
-  retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff({ initialDelay: 10, maxDelay: 100 }) }),
-  timeout(1000, TimeoutStrategy.Cooperative),
-);
 
 class ProbeController {
   plain() {
@@ -67,17 +47,11 @@ class ProbeController {
     return { ok: true };
   }
   opossum() {
-    return opossum.fire();
+    return throughOpossum();
   }
   cockatiel() {
-    return cockatiel.execute(async () => ({ ok: true }));
+    return throughCockatiel();
   }
-}
-/** Plain JS has no decorator syntax: apply Nest's decorators by hand, exactly as compiled TypeScript does. */
-function decorateMethod(cls, name, ...decorators) {
-  const descriptor = Object.getOwnPropertyDescriptor(cls.prototype, name);
-  for (const d of decorators.reverse()) d(cls.prototype, name, descriptor);
-  Object.defineProperty(cls.prototype, name, descriptor);
 }
 decorateMethod(ProbeController, 'plain', Get('plain'));
 decorateMethod(ProbeController, 'req', Get('req'));
