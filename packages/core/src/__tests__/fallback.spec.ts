@@ -178,4 +178,62 @@ describe('fallback', () => {
     expect(ofType('call').map((e) => e.outcome)).toEqual(['cancelled']);
     expect(clock.pendingTimers()).toBe(0);
   });
+
+  it('a caller abort during a fallback that runs past the deadline still settles run at once (as a cancellation)', async () => {
+    const { resilience, clock, ofType } = setup([policy('p', [])]);
+    const t = trackedController();
+    let fallbackSignal: AbortSignal | undefined;
+    const s = settle(
+      withDeadline(
+        100,
+        () =>
+          resilience.run(hang, {
+            policy: 'p',
+            signal: t.signal,
+            // A slow substitute (a cache on another host) that ignores its signal.
+            fallback: (_error, ctx) => {
+              fallbackSignal = ctx.signal;
+              return new Promise<string>((resolve) => clock.setTimeout(() => resolve('substitute'), 1000));
+            },
+          }),
+        clock,
+      ),
+    );
+    await clock.advance(150);
+    expect(ofType('fallback')).toHaveLength(1);
+    expect(fallbackSignal?.aborted).toBe(true); // the deadline's: the fallback runs past it
+    expect(s.done).toBe(false);
+    const reason = new Error('client went away');
+    t.ac.abort(reason);
+    await clock.advance(0);
+    expect(s.error).toBe(reason);
+    expect(ofType('call').map((e) => e.outcome)).toEqual(['cancelled']);
+    expect(t.listeners()).toBe(0);
+    await clock.advance(1000); // the ignored substitute resolves later: nothing changes
+    expect(s.error).toBe(reason);
+    expect(ofType('call')).toHaveLength(1);
+  });
+
+  it('without a caller abort, a fallback past the deadline is awaited and its value returned', async () => {
+    const { resilience, clock, ofType } = setup([policy('p', [])]);
+    const t = trackedController();
+    const s = settle(
+      withDeadline(
+        100,
+        () =>
+          resilience.run(hang, {
+            policy: 'p',
+            signal: t.signal,
+            fallback: () =>
+              new Promise<string>((resolve) => clock.setTimeout(() => resolve('substitute'), 1000)),
+          }),
+        clock,
+      ),
+    );
+    await clock.advance(1100);
+    expect(s.value).toBe('substitute');
+    expect(ofType('call').map((e) => e.outcome)).toEqual(['success']);
+    expect(t.listeners()).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
+  });
 });

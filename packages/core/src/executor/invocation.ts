@@ -218,9 +218,15 @@ export class Invocation extends Lane {
     this.#settle(false, err);
   }
 
-  /** Awaits a fallback's result, but settles at once when the caller aborts meanwhile (never waits for it). */
+  /**
+   * Awaits a fallback's result, but settles at once when the caller aborts meanwhile (never waits for it) — also
+   * when the deadline already ended the pipeline and the fallback runs past it: the caller can still go away then.
+   */
   #interruptible(result: PromiseLike<unknown>): PromiseLike<unknown> {
-    if (!this.cancellable || this.callerCancelled) return result;
+    if (this.callerCancelled) {
+      const signal = this.opts.signal;
+      if (!this.deadlineExpired || signal === undefined || signal.aborted) return result;
+    } else if (!this.cancellable) return result;
     return new Promise((resolve, reject) => {
       this.wake = reject;
       result.then(
@@ -240,6 +246,21 @@ export class Invocation extends Lane {
     if (this.callerCancelled) return;
     this.deadlineExpired = true;
     this.cancelAll(rejection('timeout', ErrorCode.DEADLINE_EXCEEDED, this.policyName, this.route));
+  }
+
+  /**
+   * The caller's signal aborted. Usually that cancels everything; after the deadline did, the pipeline has already
+   * stopped, but a fallback may be running past the deadline: the call now ends with the caller's reason, as a
+   * cancellation (SPEC §11.14: `run` rejects at once when the caller aborts).
+   */
+  callerAborted(reason: unknown): void {
+    if (!this.callerCancelled) return this.cancelAll(reason);
+    if (!this.deadlineExpired) return;
+    this.deadlineExpired = false;
+    this.cancelReason = reason;
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.(reason);
   }
 
   /** Caller abort or deadline: every lane stops now and releases what it holds. */

@@ -6,7 +6,7 @@
  * {@link keepSignalWatched kept watched}.
  */
 export interface SignalWatcher {
-  cancelAll(reason: unknown): void;
+  callerAborted(reason: unknown): void;
   /** Links of the signal's list of running calls (intrusive: no Set, no hashing, nothing allocated per call). */
   watchPrev: SignalWatcher | undefined;
   watchNext: SignalWatcher | undefined;
@@ -31,7 +31,7 @@ function watchOf(signal: AbortSignal): Watch {
         // A copy first: cancelling aborts ctx signals, whose listeners (user code) may start or end other calls.
         const calls: SignalWatcher[] = [];
         for (let c = watch.head; c !== undefined; c = c.watchNext) calls.push(c);
-        for (const c of calls) c.cancelAll(signal.reason);
+        for (const c of calls) c.callerAborted(signal.reason);
       },
       kept: false,
     };
