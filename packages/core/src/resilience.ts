@@ -146,8 +146,12 @@ export class Resilience {
           fresh.forcedOpen = ks.forcedOpen;
           fresh.breakerState = ks.breakerState;
           ks.successor = fresh;
-          // The limit counts the calls admitted before the retune, and parked waiters keep their place.
-          if (ks.bulkhead !== undefined && fresh.bulkhead !== undefined) ks.bulkhead.handOver(fresh.bulkhead);
+          // The limit counts the calls admitted before the retune, and parked waiters keep their place; without a
+          // bulkhead any more they go at once.
+          if (ks.bulkhead === undefined) {
+            if (fresh.bulkhead !== undefined) ks.carryRunning(fresh.bulkhead);
+          } else if (fresh.bulkhead !== undefined) ks.bulkhead.handOver(fresh.bulkhead);
+          else ks.bulkhead.dissolve();
           if (dropDigest) this.#resetDigest(policy.name, route, ks.key);
         }
         this.#policies.set(policy.name, next);

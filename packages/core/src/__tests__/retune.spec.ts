@@ -160,6 +160,58 @@ describe('admin.retune', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it('a retune that removes the bulkhead lets its parked waiters go at once, in arrival order', async () => {
+    const { resilience, clock } = setup([
+      policy('p', [new BulkheadStrategy({ maxConcurrency: 1, maxQueue: 5 })]),
+    ]);
+    const order: string[] = [];
+    const hold = deferred();
+    const running = settle(resilience.run(() => hold.promise, { policy: 'p' }));
+    const b = settle(resilience.run(() => order.push('b'), { policy: 'p' }));
+    const c = settle(resilience.run(() => order.push('c'), { policy: 'p' }));
+    await clock.advance(0);
+    expect(order).toEqual([]);
+    await resilience.admin.retune(policy('p', []));
+    await clock.advance(0);
+    expect(order).toEqual(['b', 'c']);
+    expect([b.done, c.done]).toEqual([true, true]);
+    // A newcomer runs at once too, and the call admitted before the retune still finishes normally.
+    await expect(resilience.run(() => 'd', { policy: 'p' })).resolves.toBe('d');
+    hold.resolve('a');
+    await clock.advance(0);
+    expect(running.value).toBe('a');
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('a retune that adds a bulkhead counts the calls already running against its limit', async () => {
+    const { resilience, clock } = setup([policy('p', [])]);
+    const holds = [deferred(), deferred(), deferred()];
+    const running = holds.map((h) => settle(resilience.run(() => h.promise, { policy: 'p' })));
+    const stream = await resilience.admitStream('p'); // streams never take a slot
+    await clock.advance(0);
+    await resilience.admin.retune(policy('p', [new BulkheadStrategy({ maxConcurrency: 2, maxQueue: 1 })]));
+    let [snap] = await resilience.admin.inspect({ policy: 'p' });
+    expect(snap).toMatchObject({ concurrencyLimit: 2, inUse: 3, waiting: 0 });
+    let started = false;
+    const queued = settle(resilience.run(() => (started = true), { policy: 'p' }));
+    const refused = await errorOf(resilience.run(() => 'x', { policy: 'p' }));
+    expect(codeOf(refused)).toBe('bulkhead_full');
+    holds[0]!.resolve(0);
+    await clock.advance(0);
+    expect(started).toBe(false); // 2 still running: the limit holds
+    holds[1]!.resolve(1);
+    await clock.advance(0);
+    expect(started).toBe(true);
+    expect(queued.done).toBe(true);
+    holds[2]!.resolve(2);
+    stream.settle();
+    await clock.advance(0);
+    expect(running.map((r) => r.value)).toEqual([0, 1, 2]);
+    [snap] = await resilience.admin.inspect({ policy: 'p' });
+    expect(snap).toMatchObject({ inUse: 0, waiting: 0 });
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
   it('drops adaptive state: an AIMD limit and the hedge latency estimate start over', async () => {
     const make = () =>
       policy(

@@ -60,6 +60,17 @@ export interface BulkheadRuntime {
    * never overtakes a parked waiter. From then on this one only forwards: releases and cancels reach `next`.
    */
   handOver(next: BulkheadRuntime): void;
+  /**
+   * Retune to a policy without a bulkhead: parked waiters go now, in arrival order (one whose deadline has passed
+   * fails, as at any wake), and from then on this bulkhead limits nothing; releases of the slots it still counts are
+   * only bookkeeping.
+   */
+  dissolve(): void;
+  /**
+   * Retune from a policy without a bulkhead: `running` calls already in flight count against the new limit, so it
+   * holds from the start. Each gives its slot back with `release(0, 'neutral')` when it ends.
+   */
+  countRunning(running: number): void;
 }
 
 export type BulkheadStrategyConfig =
@@ -161,6 +172,8 @@ export class QueuedBulkhead implements BulkheadRuntime {
   #overReleases = 0;
   /** Set by {@link handOver}: the bulkhead that now owns this one's slots and waiters. */
   #successor: QueuedBulkhead | undefined = undefined;
+  /** Set by {@link dissolve}: the policy no longer has a bulkhead. */
+  #dissolved = false;
 
   constructor(
     queue: ResolvedQueueOptions,
@@ -211,6 +224,10 @@ export class QueuedBulkhead implements BulkheadRuntime {
   acquire(criticality: number, deadline: number | undefined): Admission | ParkedAdmission {
     // A call that captured its key before a retune but reaches the bulkhead after it.
     if (this.#successor !== undefined) return this.#successor.acquire(criticality, deadline);
+    if (this.#dissolved) {
+      this.#inUse++;
+      return true;
+    }
     const queue = this.#queue;
     if (queue === undefined) {
       if (this.#inUse < this.#limit) {
@@ -250,6 +267,7 @@ export class QueuedBulkhead implements BulkheadRuntime {
       return;
     }
     this.#inUse = inflight - 1;
+    if (this.#dissolved) return;
     this.#controller.sample(latency, outcome, inflight);
     this.#syncLimit();
     this.#drain();
@@ -266,6 +284,23 @@ export class QueuedBulkhead implements BulkheadRuntime {
     const held = this.#inUse;
     this.#inUse = 0;
     next.#adopt(held, carried);
+  }
+
+  dissolve(): void {
+    if (this.#successor !== undefined) return this.#successor.dissolve();
+    if (this.#dissolved) return;
+    this.#dissolved = true;
+    const carried: Waiter[] = [];
+    this.#queue?.forEach((w) => carried.push(w));
+    carried.sort((a, b) => a.enqueuedAt - b.enqueuedAt);
+    this.#queue = undefined;
+    const now = this.#clock.now();
+    for (const w of carried) this.#wake(w, now);
+  }
+
+  countRunning(running: number): void {
+    if (this.#successor !== undefined) return this.#successor.countRunning(running);
+    if (running > 0) this.#inUse += running;
   }
 
   /** The receiving side of {@link handOver}: count the held slots, then admit or queue each waiter as it arrived. */

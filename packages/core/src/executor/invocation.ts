@@ -196,7 +196,7 @@ export class Invocation extends Lane {
     const settler = this.#settler;
     if (settler === undefined && (resolve === undefined || reject === undefined)) return;
     this.#resolve = this.#reject = this.#settler = undefined;
-    this.ks.release();
+    this.ks.callEnded();
     const signal = this.opts.signal;
     if (signal !== undefined) unwatchSignal(signal, this);
     if (this.#deadlineTimer !== undefined) this.engine.clock.clearTimeout(this.#deadlineTimer);

@@ -35,8 +35,13 @@ interface UnpinSink {
  */
 export class KeyState {
   readonly key: StateKey;
-  /** Calls of this key still running (an idle key may be evicted). */
+  /** Calls and streams of this key still running (an idle key may be evicted). */
   inflight = 0;
+  /** The streams among {@link inflight}: they never take a bulkhead slot. */
+  streams = 0;
+  /** Calls that were running when a retune added a bulkhead: their slots there, given back as they end. */
+  #carried = 0;
+  #carriedTo: BulkheadRuntime | undefined = undefined;
   /** Second-chance bit of the CLOCK eviction: set on use, cleared by the eviction sweep. */
   touched = true;
   forcedOpen = false;
@@ -105,9 +110,30 @@ export class KeyState {
     );
   }
 
-  /** One call of this key finished; the last one may make the key evictable, which the eviction sweep must hear. */
+  /** One call or stream of this key finished; the last one may make the key evictable, which the sweep must hear. */
   release(): void {
     if (--this.inflight === 0) this.owner.unpinned++;
+  }
+
+  /** One call (not a stream) of this key finished. */
+  callEnded(): void {
+    if (this.#carried > 0) {
+      this.#carried--;
+      this.#carriedTo!.release(0, 'neutral');
+    }
+    this.release();
+  }
+
+  /**
+   * A retune gave this key's successor a bulkhead this key did not have: the calls running now count against its
+   * limit from the start (SPEC §4: a newcomer never overtakes; the limit counts every running call).
+   */
+  carryRunning(bulkhead: BulkheadRuntime): void {
+    const running = this.inflight - this.streams;
+    if (running <= 0) return;
+    bulkhead.countRunning(running);
+    this.#carried = running;
+    this.#carriedTo = bulkhead;
   }
 }
 

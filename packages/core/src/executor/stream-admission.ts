@@ -55,11 +55,13 @@ export async function admitStream(engine: Engine, pr: PolicyRuntime, ks: KeyStat
   }
   const permit = adm?.admitted ? { generation: adm.generation, lease: adm.lease } : undefined;
   ks.inflight++;
+  ks.streams++;
   let settled = false;
   return {
     settle(error?: unknown, cancelled = false): void {
       if (settled) return;
       settled = true;
+      ks.streams--;
       ks.release();
       const cls = cancelled
         ? 'cancelled'
