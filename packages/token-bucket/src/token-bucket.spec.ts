@@ -47,6 +47,25 @@ describe('TokenBucket', () => {
     expect(bucket.tryTake(0, 3)).toBe(false);
   });
 
+  it('admits a take made exactly msUntil later, for rates that do not divide evenly', () => {
+    for (const { permits, per, burst } of [
+      { permits: 3, per: 1000, burst: 3 },
+      { permits: 3, per: 10, burst: 2 },
+      { permits: 7, per: 1000, burst: 7 },
+    ]) {
+      const bucket = new TokenBucket({ permits, per, burst });
+      let now = 0;
+      for (let i = 0; i < burst; i++) expect(bucket.tryTake(now)).toBe(true);
+      for (let round = 0; round < 12; round++) {
+        expect(bucket.tryTake(now)).toBe(false);
+        const wait = bucket.msUntil(now);
+        expect(wait).toBeGreaterThan((per / permits) * 1e-6);
+        now += wait;
+        expect(bucket.tryTake(now)).toBe(true);
+      }
+    }
+  });
+
   it('does not gain tokens when the clock steps back', () => {
     const bucket = new TokenBucket({ permits: 1, per: 1000 });
     expect(bucket.tryTake(5000)).toBe(true);
@@ -127,7 +146,7 @@ describe('TokenBucket — properties', () => {
     );
   });
 
-  it('admits n tokens once msUntil(now, n) has elapsed', () => {
+  it('admits n tokens exactly msUntil(now, n) later, not a millionth of a token sooner', () => {
     fc.assert(
       fc.property(
         config,
@@ -143,8 +162,10 @@ describe('TokenBucket — properties', () => {
             bucket.tryTake(now, op.n);
           }
           const wait = bucket.msUntil(now, n);
-          if (wait > 0) expect(bucket.tryTake(now + wait * (1 - 1e-9) - 1e-6, n)).toBe(false);
-          expect(bucket.tryTake(now + wait * (1 + 1e-12) + 1e-9, n)).toBe(true);
+          // A millionth of a token early is refused; exactly on time is admitted (no float shortfall).
+          const early = (per / permits) * 1e-6;
+          if (wait > early) expect(bucket.tryTake(now + wait - early, n)).toBe(false);
+          expect(bucket.tryTake(now + wait, n)).toBe(true);
         },
       ),
     );

@@ -33,6 +33,13 @@ const isFinitePositive = (x: unknown): x is number => typeof x === 'number' && x
  * gains tokens from a clock that steps back. `tryTake` allocates nothing.
  * @public
  */
+/**
+ * Tokens within this of `n` count as `n`. Refill is float arithmetic: after waiting exactly `msUntil(now, n)` the
+ * bucket can hold `n − 1e-13` tokens, and a caller honouring Retry-After would be refused again with a wait of
+ * 1e-13 ms, below a clock's resolution. A billionth of a token early is no overdraft.
+ */
+const EPSILON = 1e-9;
+
 export class TokenBucket {
   readonly options: ResolvedTokenBucketOptions;
   /** Milliseconds that refill one token. */
@@ -66,7 +73,7 @@ export class TokenBucket {
   tryTake(now: number, n = 1): boolean {
     if (!(n >= 0)) throw new RangeError(`TokenBucket.tryTake: n must be ≥ 0, got ${n}`);
     const t = this.advance(now);
-    if (this.available(t) < n) return false;
+    if (this.available(t) + EPSILON < n) return false;
     this.fullAt = (this.fullAt > t ? this.fullAt : t) + n * this.msPerToken;
     return true;
   }
@@ -79,7 +86,7 @@ export class TokenBucket {
     if (!(n >= 0)) throw new RangeError(`TokenBucket.msUntil: n must be ≥ 0, got ${n}`);
     const t = this.advance(now);
     const missing = n - this.available(t);
-    if (missing <= 0) return 0;
+    if (missing <= EPSILON) return 0;
     if (n > this.options.burst) return Infinity;
     return missing * this.msPerToken;
   }

@@ -46,7 +46,8 @@ end
 local a = available(fa, burst, mpt)
 local ok = false
 if op == 'take' then
-  if a >= n then
+  -- Within 1e-9 of n counts as n (float refill; as in @ballast/token-bucket): waiting exactly retryAfter must do.
+  if a + 1e-9 >= n then
     ok = true
     if fa == nil or fa < t then fa = t end
     fa = fa + n * mpt

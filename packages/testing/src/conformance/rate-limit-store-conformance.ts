@@ -56,6 +56,27 @@ export function describeRateLimitStoreConformance(
       expect((await b.store.take(key, P, b.now())).ok).toBe(true);
     });
 
+    it('admits a take made exactly retryAfter after a denial, whatever the rate (no float shortfall)', async () => {
+      const b = bench();
+      for (const p of [
+        { permits: 3, per: 1000, burst: 3 },
+        { permits: 3, per: 10, burst: 2 },
+        { permits: 7, per: 1000, burst: 7 },
+      ]) {
+        const key = b.key();
+        for (let i = 0; i < p.burst; i++) expect((await b.store.take(key, p, b.now())).ok).toBe(true);
+        for (let round = 0; round < 12; round++) {
+          const denied = { ...(await b.store.take(key, p, b.now())) };
+          expect(denied.ok).toBe(false);
+          const wait = denied.ok ? 0 : denied.retryAfter;
+          // A wait a clock can represent: at least a millionth of the token interval.
+          expect(wait).toBeGreaterThan((p.per / p.permits) * 1e-6);
+          await b.advance(wait);
+          expect((await b.store.take(key, p, b.now())).ok).toBe(true);
+        }
+      }
+    });
+
     it('refills continuously and fractionally', async () => {
       const b = bench();
       const key = b.key();
