@@ -162,6 +162,44 @@ describe('policyToSpec', () => {
     });
   });
 
+  it('omits options equal to the default derived from another, so an edited export stays consistent', () => {
+    const p = policyFromSpec({
+      name: 'd',
+      strategies: [
+        { type: 'rateLimit', permits: 100, per: '1s' },
+        { type: 'gradientBulkhead', maxConcurrency: 50, minWindowTime: '2s' },
+      ],
+    });
+    const spec = policyToSpec(p);
+    expect(spec.strategies[0]).toEqual({ type: 'rateLimit', permits: 100, per: 1000 });
+    expect(spec.strategies[1]).not.toHaveProperty('initialLimit');
+    expect(spec.strategies[1]).not.toHaveProperty('maxWindowTime');
+    expect(spec.strategies[1]).toMatchObject({ maxConcurrency: 50, minWindowTime: 2000 });
+    // An operator lowers the limit in the exported JSON: accepted, and the derived options follow it.
+    const edited = JSON.parse(JSON.stringify(spec)) as { strategies: Record<string, unknown>[] };
+    edited.strategies[0]!['permits'] = 20;
+    edited.strategies[1]!['maxConcurrency'] = 20;
+    const retuned = policyFromSpec(edited);
+    expect(retuned.rateLimit?.options).toMatchObject({ permits: 20, burst: 20 });
+    expect(retuned.bulkhead?.options).toMatchObject({
+      maxConcurrency: 20,
+      initialLimit: 20,
+      maxWindowTime: 2000,
+    });
+    // Explicit values that differ from the derived default are kept.
+    const explicit = policyFromSpec({
+      name: 'e',
+      strategies: [
+        { type: 'rateLimit', permits: 100, per: '1s', burst: 150 },
+        { type: 'gradientBulkhead', maxConcurrency: 50, initialLimit: 10, maxWindowTime: '5s' },
+      ],
+    });
+    expect(policyToSpec(explicit).strategies).toEqual([
+      expect.objectContaining({ burst: 150 }),
+      expect.objectContaining({ initialLimit: 10, maxWindowTime: 5000 }),
+    ]);
+  });
+
   it('omits queue options without a queue, undefined values, and the fallback', () => {
     const p = policyFromSpec({
       name: 'b',

@@ -2,7 +2,10 @@ import { AdaptiveBulkheadStrategy } from '../strategies/adaptive-bulkhead-strate
 import { AdaptiveThrottleStrategy } from '../strategies/adaptive-throttle-strategy';
 import { BulkheadStrategy } from '../strategies/bulkhead-strategy';
 import { CircuitBreakerStrategy } from '../strategies/circuit-breaker-strategy';
-import { GradientBulkheadStrategy } from '../strategies/gradient-bulkhead-strategy';
+import {
+  DEFAULT_GRADIENT_WINDOW_TIME,
+  GradientBulkheadStrategy,
+} from '../strategies/gradient-bulkhead-strategy';
 import { HedgeStrategy } from '../strategies/hedge-strategy';
 import { RateLimitStrategy } from '../strategies/rate-limit-strategy';
 import type { RetryBudget } from '../strategies/retry-budget';
@@ -273,6 +276,17 @@ function strategySpec(s: Strategy): StrategySpec {
       const out = defined(s.options);
       // Queue options are meaningless (and rejected) without a queue.
       if (s.options.maxQueue === 0) for (const key of QUEUE_KEYS) if (key !== 'maxQueue') delete out[key];
+      if (s.type === 'gradientBulkhead') {
+        const o = s.options;
+        if (o.initialLimit === o.maxConcurrency) delete out['initialLimit'];
+        if (o.maxWindowTime === Math.max(DEFAULT_GRADIENT_WINDOW_TIME, o.minWindowTime))
+          delete out['maxWindowTime'];
+      }
+      return { type: s.type, ...out } as StrategySpec;
+    }
+    case 'rateLimit': {
+      const out = defined(s.options);
+      if (s.options.burst === s.options.permits) delete out['burst'];
       return { type: s.type, ...out } as StrategySpec;
     }
     default:
@@ -282,6 +296,10 @@ function strategySpec(s: Strategy): StrategySpec {
 
 /**
  * The JSON form of a policy: resolved options (durations in ms, defaults filled in), strategies in canonical order.
+ * Options whose default is derived from another option are left out when they equal it (`burst` = `permits`,
+ * `initialLimit` = `maxConcurrency`, `maxWindowTime` = max(1 s, `minWindowTime`)): an operator who edits the
+ * exported JSON and changes `maxConcurrency` gets the limits that follow from it, not a stale copy the new value
+ * contradicts.
  * The fallback is left out (see the file comment). `policyFromSpec(policyToSpec(p))` equals `p` otherwise.
  */
 export function policyToSpec(policy: ResiliencePolicy): PolicySpec {
