@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import {
+  Catch,
   Controller,
   Get,
   Header,
@@ -13,13 +14,15 @@ import {
   UseGuards,
   UseInterceptors,
   createParamDecorator,
+  type ArgumentsHost,
   type CallHandler,
+  type ExceptionFilter,
   type CanActivate,
   type ExecutionContext,
   type INestApplication,
   type NestInterceptor,
 } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { APP_FILTER, Reflector } from '@nestjs/core';
 import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
 import {
   RateLimitStrategy,
@@ -278,6 +281,114 @@ describe.each(ADAPTERS)('a controller inheriting a handler from another controll
         ['counted', undefined],
         ['counted', undefined],
       ]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe.each(ADAPTERS)('request-scoped controllers of two applications alive at once (%s)', (adapter) => {
+  it('each application’s requests run its own policies, not the latest application’s', async () => {
+    const limited = (permits: number) =>
+      ResilienceModule.forRoot({
+        policies: [
+          new ResiliencePolicy({ name: 'once', strategies: [new RateLimitStrategy({ permits, per: '1m' })] }),
+        ],
+      });
+    const strict = await bootApp(adapter, { imports: [limited(1)], controllers: [RequestScopedController] });
+    const lenient = await bootApp(adapter, {
+      imports: [limited(100)],
+      controllers: [RequestScopedController],
+    });
+    try {
+      const seen = { strict: 0, lenient: 0 };
+      strict.get(Resilience).on((e) => e.type === 'call' && seen.strict++);
+      lenient.get(Resilience).on((e) => e.type === 'call' && seen.lenient++);
+      await request(strict.getHttpServer()).get('/per-request').expect(200, { wrapped: true });
+      await request(strict.getHttpServer()).get('/per-request').expect(429);
+      await request(lenient.getHttpServer()).get('/per-request').expect(200, { wrapped: true });
+      expect(seen).toEqual({ strict: 2, lenient: 1 });
+    } finally {
+      await Promise.all([strict.close(), lenient.close()]);
+    }
+  });
+
+  it('an application that does not import ResilienceModule refuses the decorated route instead of borrowing one', async () => {
+    const withBallast = await bootApp(adapter, {
+      imports: [
+        ResilienceModule.forRoot({ policies: [new ResiliencePolicy({ name: 'once', strategies: [] })] }),
+      ],
+      controllers: [RequestScopedController],
+    });
+    const thrown: unknown[] = [];
+    @Catch()
+    class Capture implements ExceptionFilter {
+      catch(error: unknown, host: ArgumentsHost): void {
+        thrown.push(error);
+        const reply = host.switchToHttp().getResponse<{ status?: unknown; code?: unknown }>();
+        const http = without.getHttpAdapter();
+        http.reply(reply, { statusCode: 500 }, 500);
+      }
+    }
+    const without: INestApplication = await bootApp(adapter, {
+      controllers: [RequestScopedController],
+      providers: [{ provide: APP_FILTER, useClass: Capture }],
+    });
+    try {
+      let borrowed = 0;
+      withBallast.get(Resilience).on((e) => e.type === 'call' && borrowed++);
+      await request(without.getHttpServer()).get('/per-request').expect(500);
+      expect(borrowed).toBe(0);
+      expect(thrown).toEqual([
+        expect.objectContaining({
+          kind: 'configuration',
+          message: expect.stringContaining(
+            'RequestScopedController.get has @Resilient/@Hedged/@Criticality, but the application serving it does not import ResilienceModule',
+          ),
+        }),
+      ]);
+    } finally {
+      await Promise.all([withBallast.close(), without.close()]);
+    }
+  });
+});
+
+@Controller('direct')
+class DirectCallController {
+  @Get('find')
+  @Resilient('counted')
+  find(@Query('q') q: string, opts: { limit: number } = { limit: 10 }): { q: string; limit: number } {
+    return { q, limit: opts.limit };
+  }
+
+  @Get('many')
+  findMany(): { q: string; limit: number }[] {
+    return ['a', 'b'].map((q) => this.find(q, { limit: 1 }));
+  }
+}
+
+describe.each(ADAPTERS)('a decorated handler called as a plain method (%s)', (adapter) => {
+  it('runs as written — no policy, no argument taken — from another handler and from a unit test', async () => {
+    const app = await bootApp(adapter, {
+      imports: [
+        ResilienceModule.forRoot({ policies: [new ResiliencePolicy({ name: 'counted', strategies: [] })] }),
+      ],
+      controllers: [DirectCallController],
+    });
+    try {
+      const calls: string[] = [];
+      app.get(Resilience).on((e) => e.type === 'call' && calls.push(e.policy));
+      await request(app.getHttpServer())
+        .get('/direct/many')
+        .expect(200, [
+          { q: 'a', limit: 1 },
+          { q: 'b', limit: 1 },
+        ]);
+      expect(app.get(DirectCallController).find('x', { limit: 1 })).toEqual({ q: 'x', limit: 1 });
+      expect(calls).toEqual([]);
+      // Through the router it is still the decorated route.
+      await request(app.getHttpServer()).get('/direct/find?q=r').expect(200, { q: 'r', limit: 10 });
+      expect(calls).toEqual(['counted']);
     } finally {
       await app.close();
     }

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { MetadataScanner, Reflector, type ModulesContainer } from '@nestjs/core';
+import { ResilienceError } from '@ballast/core';
 import { CriticalityMetadata, type CriticalityLevel } from './criticality-level';
 import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
 import { callSignalFactory } from './call-signal';
@@ -36,15 +37,45 @@ export interface HttpHandlerRuntime {
   ): unknown;
 }
 
-/** Marks Ballast's handler wrappers; holds the original method and the application that bootstrapped last. */
+/** Marks Ballast's handler wrappers; holds the original method. */
 const HTTP_WRAPPED = Symbol('ballast:http-handler');
-/** Own property of a controller instance: the runtime (interceptor) of the application that created it. */
-export const HANDLER_RUNTIME = Symbol('ballast:handler-runtime');
 
 interface WrapperState {
   readonly original: AnyMethod;
-  /** For instances without their own runtime (request-scoped controllers): the latest application's. */
-  runtime: HttpHandlerRuntime | undefined;
+}
+
+/**
+ * Each application's runtime, by its HTTP server instance (the Express app, the Fastify instance). A request names
+ * the application that received it (`req.app`, `request.server`), so a handler runs its own application's policies
+ * whatever the controller instance — a static one, one Nest creates per request, one shared by two applications
+ * alive at once (tests) — and a request of an application that does not import `ResilienceModule` is refused.
+ */
+const runtimes = new WeakMap<object, HttpHandlerRuntime>();
+
+/** Registers an application's runtime under its HTTP server instance (`httpAdapter.getInstance()`). */
+export function registerHttpRuntime(server: unknown, runtime: HttpHandlerRuntime): void {
+  if (isObject(server) || typeof server === 'function') runtimes.set(server, runtime);
+}
+
+/**
+ * The server instance of an Express or Fastify request, or undefined when `value` is not one: the router passes
+ * the request last, while a direct call of the method (another method, a unit test) passes its own arguments.
+ */
+function serverOf(value: unknown): object | undefined {
+  if (!isObject(value)) return undefined;
+  const r = value as { app?: unknown; res?: unknown; server?: unknown; raw?: unknown };
+  if (typeof r.app === 'function' && isObject(r.res)) return r.app; // Express
+  if (isObject(r.server) && isObject(r.raw)) return r.server; // Fastify (inject() included)
+  return undefined;
+}
+
+function notInApplication(owner: ControllerClass, name: string): ResilienceError {
+  return new ResilienceError({
+    kind: 'configuration',
+    message:
+      `${owner.name}.${name} has @Resilient/@Hedged/@Criticality, but the application serving it does not import ` +
+      'ResilienceModule (ResilienceModule.forRoot or forRootAsync)',
+  });
 }
 
 type Wrapped = AnyMethod & { [HTTP_WRAPPED]?: WrapperState };
@@ -73,19 +104,22 @@ export function isWrappedHttpHandler(handler: unknown): boolean {
  * - each controller class gets its own wrapper (class-level decorators differ between classes sharing an inherited
  *   handler), and a class whose inherited handler is wrapped but which has no decorator of its own gets the original.
  *
+ * - a call that does not come from Nest's router (another method of the controller, a unit test) runs the method
+ *   as written: no policy, no argument taken away.
+ *
  * Prototypes are shared by every application in the process (tests boot many), so this runs once per class; each
- * application then registers itself on its controller instances ({@link HANDLER_RUNTIME}).
+ * application registers its runtime under its HTTP server ({@link registerHttpRuntime}).
  */
-export function wrapHttpHandlers(modules: ModulesContainer, runtime: HttpHandlerRuntime): void {
+export function wrapHttpHandlers(modules: ModulesContainer): void {
   for (const moduleRef of modules.values())
     for (const wrapper of moduleRef.controllers.values()) {
       const metatype = wrapper.metatype as { prototype?: unknown } | null | undefined;
       if (typeof metatype === 'function' && isObject(metatype.prototype))
-        wrapClass(metatype as unknown as ControllerClass, metatype.prototype, runtime);
+        wrapClass(metatype as unknown as ControllerClass, metatype.prototype);
     }
 }
 
-function wrapClass(owner: ControllerClass, proto: object, runtime: HttpHandlerRuntime): void {
+function wrapClass(owner: ControllerClass, proto: object): void {
   const stayOnInterceptor: AnyMethod[] = [];
   let wrappedAny = false;
   for (const name of scanner.getAllMethodNames(proto)) {
@@ -93,8 +127,7 @@ function wrapClass(owner: ControllerClass, proto: object, runtime: HttpHandlerRu
     if (typeof current !== 'function') continue;
     const state = current[HTTP_WRAPPED];
     if (state !== undefined && Object.prototype.hasOwnProperty.call(proto, name)) {
-      state.runtime = runtime; // wrapped by an earlier application
-      wrappedAny = true;
+      wrappedAny = true; // wrapped by an earlier application
       continue;
     }
     const original = state?.original ?? current;
@@ -116,7 +149,7 @@ function wrapClass(owner: ControllerClass, proto: object, runtime: HttpHandlerRu
       stayOnInterceptor.push(original);
       continue;
     }
-    define(proto, name, wrapHandler(owner, name, original, { binding, criticality }, runtime));
+    define(proto, name, wrapHandler(owner, name, original, { binding, criticality }));
     wrappedAny = true;
   }
   if (!wrappedAny) return;
@@ -137,7 +170,6 @@ function wrapHandler(
   name: string,
   original: AnyMethod,
   decorators: Pick<HttpHandlerPlan, 'binding' | 'criticality'>,
-  runtime: HttpHandlerRuntime,
 ): Wrapped {
   // Inherited from a base class that is a controller too, the metadata already holds that class's request parameter.
   const params: Record<string, RouteParam> = {};
@@ -163,12 +195,20 @@ function wrapHandler(
     name,
   );
   const plan: HttpHandlerPlan = { ...decorators, requestIndex, signalIndices };
-  const state: WrapperState = { original, runtime };
+  const state: WrapperState = { original };
   const wrapped: Wrapped = function (this: unknown, ...args: unknown[]): unknown {
-    const request = args[requestIndex];
-    if (args.length > requestIndex) args.length = requestIndex;
-    const own = (this as { [HANDLER_RUNTIME]?: HttpHandlerRuntime } | undefined)?.[HANDLER_RUNTIME];
-    return (own ?? state.runtime!).runRequest(plan, request, original, this, args);
+    // Nest's router passes exactly requestIndex + 1 arguments, the request last.
+    if (args.length === requestIndex + 1) {
+      const request = args[requestIndex];
+      const server = serverOf(request);
+      if (server !== undefined) {
+        const runtime = runtimes.get(server);
+        if (runtime === undefined) throw notInApplication(owner, name);
+        args.length = requestIndex;
+        return runtime.runRequest(plan, request, original, this, args);
+      }
+    }
+    return original.apply(this, args);
   };
   Object.defineProperty(wrapped, 'name', { value: original.name });
   Object.defineProperty(wrapped, HTTP_WRAPPED, { value: state });

@@ -1,13 +1,19 @@
-import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants';
-import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
+import {
+  DiscoveryService,
+  HttpAdapterHost,
+  MetadataScanner,
+  ModulesContainer,
+  Reflector,
+} from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { ErrorCode, Resilience, ResilienceError, currentSignal, type RunOptions } from '@ballast/core';
 import { Observable, isObservable } from 'rxjs';
 import { runObservable } from './observable-call';
 import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
 import { StreamGate } from './stream-gate';
-import { HANDLER_RUNTIME, wrapHttpHandlers } from './http-handler-wrapping';
+import { registerHttpRuntime, wrapHttpHandlers } from './http-handler-wrapping';
 import { ResilienceInterceptor } from './resilience.interceptor';
 
 type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
@@ -50,13 +56,17 @@ export class ResilienceExplorer implements OnModuleInit {
     private readonly streams: StreamGate,
     private readonly interceptor: ResilienceInterceptor,
     modules: ModulesContainer,
+    @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {
     runLifecycleHooksFirst(modules);
     // Before Nest registers the routes (at `init()`), which is when it reads the handler functions.
-    wrapHttpHandlers(modules, interceptor);
+    wrapHttpHandlers(modules);
   }
 
   async onModuleInit(): Promise<void> {
+    // The application's wrapped handlers run its policies. Here, not in the constructor: a testing module gets its
+    // HTTP adapter after compiling (`createNestApplication`); an application context or a pure microservice has none.
+    registerHttpRuntime(this.adapterHost?.httpAdapter?.getInstance(), this.interceptor);
     const known = new Set(await this.resilience.admin.policies());
     const problems: string[] = [];
     let unknownPolicy = false;
@@ -69,12 +79,6 @@ export class ResilienceExplorer implements OnModuleInit {
     for (const wrapper of this.discovery.getControllers()) {
       const proto = prototypeOf(wrapper);
       if (proto === undefined) continue;
-      // This application's wrapped handlers run its policies (the prototypes are shared by every application).
-      if (isObject(wrapper.instance))
-        Object.defineProperty(wrapper.instance, HANDLER_RUNTIME, {
-          value: this.interceptor,
-          configurable: true,
-        });
       check(this.reflector.get(ResilienceBindingMetadata, proto.constructor), wrapper.name);
       for (const name of this.scanner.getAllMethodNames(proto)) {
         const binding = this.#bindingOf(proto, name);

@@ -19,6 +19,7 @@ import { Controller, Get, Injectable, Module, Req, UseInterceptors } from '@nest
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { Resilience } from '@ballast/core';
 import { ResilienceModule, Resilient } from '@ballast/nestjs';
 import { decorateMethod, throughCockatiel, throughOpossum } from './lib/http-fixtures.mjs';
 import { httpBenchPolicy as policy } from './lib/http-policy.mjs';
@@ -83,11 +84,6 @@ if (route === undefined) throw new Error(`unknown variant ${variant} (routes: ${
 // A keep-alive connection (its socket can close, so the client-disconnect wiring runs as over HTTP) and a response
 // with what both adapters' reply paths call.
 const socket = new EventEmitter();
-const request =
-  adapterName === 'fastify'
-    ? { raw: { socket, headers: {} }, headers: {}, params: {}, query: {} }
-    : { socket, headers: {}, params: {}, query: {} };
-let sent = 0;
 const response = {
   statusCode: 200,
   raw: { destroyed: false },
@@ -113,6 +109,14 @@ const response = {
     return this;
   },
 };
+// Like the adapters' own, each request names its server (Express `req.app`/`req.res`, Fastify `request.server`/`raw`),
+// which is how a wrapped handler finds its application's policies.
+const server = adapter.getInstance();
+const request =
+  adapterName === 'fastify'
+    ? { raw: { socket, headers: {} }, server, headers: {}, params: {}, query: {} }
+    : { socket, app: server, res: response, headers: {}, params: {}, query: {} };
+let sent = 0;
 const next = () => {};
 const N = Number(calls ?? process.env.N ?? 100000);
 const WARM = Math.min(20000, N);
@@ -121,6 +125,11 @@ const t0 = process.hrtime.bigint();
 for (let i = 0; i < N; i++) await route(request, response, next);
 const us = Number(process.hrtime.bigint() - t0) / N / 1000;
 if (sent !== N + WARM) throw new Error(`${variant}: ${sent} responses for ${N + WARM} requests`);
+if (variant === 'resilient') {
+  // The calls really went through the policy: its breaker saw every one.
+  const [state] = await app.get(Resilience).admin.inspect({ policy: 'bench' });
+  if (!(state?.breaker?.calls >= N)) throw new Error(`the policy did not run: ${JSON.stringify(state)}`);
+}
 // One JSON line (handler.bench.mjs reads it).
 console.log(JSON.stringify({ variant, adapter: adapterName, mode, us }));
 await app.close();
