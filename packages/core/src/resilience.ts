@@ -145,6 +145,7 @@ export class Resilience {
           const fresh = next.key(route);
           fresh.forcedOpen = ks.forcedOpen;
           fresh.breakerState = ks.breakerState;
+          fresh.breakerSeenAt = ks.breakerSeenAt;
           ks.successor = fresh;
           // The limit counts the calls admitted before the retune, and parked waiters keep their place; without a
           // bulkhead any more they go at once.

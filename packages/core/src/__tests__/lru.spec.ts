@@ -53,7 +53,7 @@ describe('maxKeysPerPolicy', () => {
     expect(await routes(resilience, 'q')).toEqual(['a', 'b']);
   });
 
-  it('never evicts a busy, an open or a forced-open key', async () => {
+  it('never evicts a busy or a forced-open key, nor an open one during its break', async () => {
     const { resilience, clock } = limited(3);
     const d = deferred();
     const busy = settle(resilience.run(() => d.promise, { policy: 'p', route: 'busy' }));
@@ -71,6 +71,27 @@ describe('maxKeysPerPolicy', () => {
     await expect(resilience.run(() => 1, { policy: 'p', route: 'forced' })).rejects.toMatchObject({
       code: 'resilience_forced_open',
     });
+  });
+
+  it('an outage over many routes stays bounded: a tripped key is evictable once its break has ended', async () => {
+    const { resilience, clock } = setup([policy('o', [breaker({ minThroughput: 1 })])], {
+      maxKeysPerPolicy: 2,
+    });
+    for (let i = 0; i < 100; i++)
+      await resilience
+        .run(() => Promise.reject(infraError()), { policy: 'o', route: `r${i}` })
+        .catch(() => 0);
+    // During the break every tripped key is pinned: forgetting one would forget its open breaker.
+    expect(await routes(resilience, 'o')).toHaveLength(100);
+    expect(await probe(resilience, 'r0', 'o')).toBe('circuit_open');
+    await clock.advance(4999);
+    await resilience.run(() => 'early', { policy: 'o', route: 'early' });
+    expect(await routes(resilience, 'o')).toHaveLength(101);
+    await clock.advance(1); // breakDuration (5 s) since each was seen open
+    await resilience.run(() => 'new', { policy: 'o', route: 'new' });
+    expect((await routes(resilience, 'o')).length).toBeLessThanOrEqual(2);
+    // A route whose key was evicted starts over with a closed breaker.
+    expect(await probe(resilience, 'r5', 'o')).toBe('fresh');
   });
 
   it('memory stays bounded with 100k distinct routes: keys, breaker and rate-limit store entries', async () => {
@@ -122,7 +143,7 @@ describe('maxKeysPerPolicy', () => {
 
   it('a burst of busy keys costs linear work, not a full rescan per new key (quadratic before)', async () => {
     const { resilience, clock } = limited(100);
-    const checks = jest.spyOn(KeyState.prototype, 'evictable', 'get');
+    const checks = jest.spyOn(KeyState.prototype, 'evictable');
     const gates = Array.from({ length: 5000 }, () => deferred());
     const runs = gates.map((g, i) =>
       settle(resilience.run(() => g.promise, { policy: 'q', route: `k${i}` })),

@@ -45,11 +45,19 @@ export class KeyState {
   /** Second-chance bit of the CLOCK eviction: set on use, cleared by the eviction sweep. */
   touched = true;
   forcedOpen = false;
-  /** Last breaker state this process saw; an open breaker's key is never evicted. Set through {@link sawBreaker}. */
+  /**
+   * Last breaker state this process saw, and when it first saw it (for a state other than closed). A key whose
+   * breaker is open or half-open is not evicted until `breakDuration` after that: by then the break has ended, and
+   * an outage across many routes must not grow the map without bound (SPEC §5: LRU eviction of idle keys).
+   * Set through {@link sawBreaker}.
+   */
   breakerState: BreakerState = 'closed';
+  breakerSeenAt = 0;
+  readonly #breakDuration: number;
   /** The key's state in the runtime that replaced this one (a retune), while calls still finish on this one. */
   successor: KeyState | undefined = undefined;
   readonly bulkhead: BulkheadRuntime | undefined;
+  readonly #clock: Clock;
   readonly throttle: AdaptiveThrottle | undefined;
   readonly retryBudget: RetryBudgetState | undefined;
   readonly hedgeBudget: RetryBudgetState | undefined;
@@ -62,6 +70,8 @@ export class KeyState {
     private readonly owner: UnpinSink,
   ) {
     this.key = stateKey(policy.name, route);
+    this.#breakDuration = policy.circuitBreaker?.options.breakDuration ?? 0;
+    this.#clock = deps.clock;
     const b = policy.bulkhead;
     this.bulkhead =
       b === undefined
@@ -94,20 +104,34 @@ export class KeyState {
    * that key would read closed, count as idle and be evicted with the open breaker in it.
    */
   sawBreaker(state: BreakerState): void {
-    this.breakerState = state;
-    for (let next = this.successor; next !== undefined; next = next.successor) next.breakerState = state;
+    // The clock is read only when the state changes (never on the closed fast path).
+    if (state === this.breakerState && this.successor === undefined) return;
+    const at = state === 'closed' ? 0 : this.#clock.now();
+    for (let ks: KeyState | undefined = this; ks !== undefined; ks = ks.successor) {
+      if (ks.breakerState === state) continue;
+      ks.breakerState = state;
+      ks.breakerSeenAt = at;
+    }
   }
 
   /** An idle key can be dropped without losing anything that matters. */
-  get evictable(): boolean {
+  evictable(now: number): boolean {
     const b = this.bulkhead;
     return (
       this.inflight === 0 &&
       !this.forcedOpen &&
-      this.breakerState === 'closed' &&
+      (this.breakerState === 'closed' || now >= this.breakerSeenAt + this.#breakDuration) &&
       // Slots and waiters a retune carried over belong to calls counted on the old key.
       (b === undefined || (b.inUse === 0 && b.waiting === 0))
     );
+  }
+
+  /** When a key pinned by its breaker becomes evictable; Infinity for a key pinned by anything else. */
+  pinnedUntil(): number {
+    const b = this.bulkhead;
+    if (this.inflight > 0 || this.forcedOpen || (b !== undefined && (b.inUse > 0 || b.waiting > 0)))
+      return Infinity;
+    return this.breakerState === 'closed' ? -Infinity : this.breakerSeenAt + this.#breakDuration;
   }
 
   /** One call or stream of this key finished; the last one may make the key evictable, which the sweep must hear. */
@@ -155,6 +179,8 @@ export class PolicyRuntime {
    */
   unpinned = 0;
   #allPinnedAt = -1;
+  /** After a sweep found every key pinned: when the first key pinned only by its breaker becomes evictable. */
+  #retryAt = Infinity;
   readonly breakerParams: BreakerParams | undefined;
   readonly rateParams: RateLimitParams | undefined;
   readonly digestParams: DigestParams | undefined;
@@ -193,9 +219,20 @@ export class PolicyRuntime {
       return ks;
     }
     // Evict down to the bound, not just one: after a burst of busy (unevictable) keys the map returns to it.
-    if (this.keys.size >= this.maxKeys && this.#allPinnedAt !== this.unpinned) {
-      while (this.keys.size >= this.maxKeys && this.#evictOne());
-      if (this.keys.size >= this.maxKeys) this.#allPinnedAt = this.unpinned;
+    if (this.keys.size >= this.maxKeys) {
+      const now = this.deps.clock.now();
+      if (this.#allPinnedAt !== this.unpinned || now >= this.#retryAt) {
+        while (this.keys.size >= this.maxKeys && this.#evictOne(now));
+        if (this.keys.size >= this.maxKeys) {
+          this.#allPinnedAt = this.unpinned;
+          let retryAt = Infinity;
+          for (const k of this.keys.values()) {
+            const until = k.pinnedUntil();
+            if (until < retryAt) retryAt = until;
+          }
+          this.#retryAt = retryAt;
+        }
+      }
     }
     ks = new KeyState(this.policy, route, this.deps, this);
     this.keys.set(route, ks);
@@ -212,12 +249,13 @@ export class PolicyRuntime {
 
   /**
    * CLOCK (second-chance) eviction over insertion order: amortised O(1) and no per-call reordering. Keys that are
-   * busy, forced open or whose breaker is not closed are never evicted; if every key is pinned the map grows.
+   * busy or forced open are never evicted, nor keys whose breaker is open or half-open until `breakDuration` after
+   * it was seen so; if every key is pinned the map grows.
    */
-  #evictOne(): boolean {
+  #evictOne(now: number): boolean {
     for (let pass = 0; pass < 2; pass++) {
       for (const [route, ks] of this.keys) {
-        if (!ks.evictable) continue;
+        if (!ks.evictable(now)) continue;
         if (ks.touched && pass === 0) {
           ks.touched = false;
           continue;
