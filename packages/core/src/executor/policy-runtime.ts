@@ -107,11 +107,14 @@ export class KeyState {
     // The clock is read only when the state changes (never on the closed fast path).
     if (state === this.breakerState && this.successor === undefined) return;
     const at = state === 'closed' ? 0 : this.#clock.now();
-    for (let ks: KeyState | undefined = this; ks !== undefined; ks = ks.successor) {
-      if (ks.breakerState === state) continue;
-      ks.breakerState = state;
-      ks.breakerSeenAt = at;
-    }
+    this.#see(state, at);
+    for (let next = this.successor; next !== undefined; next = next.successor) next.#see(state, at);
+  }
+
+  #see(state: BreakerState, at: number): void {
+    if (this.breakerState === state) return;
+    this.breakerState = state;
+    this.breakerSeenAt = at;
   }
 
   /** An idle key can be dropped without losing anything that matters. */
