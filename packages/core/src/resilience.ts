@@ -217,7 +217,9 @@ export class Resilience {
     return () => {
       if (!subscribed) return;
       subscribed = false;
-      this.#listeners = this.#listeners.filter((l) => l !== listener);
+      // This subscription only: the same function subscribed twice keeps its other subscription.
+      const i = this.#listeners.indexOf(listener);
+      this.#listeners = [...this.#listeners.slice(0, i), ...this.#listeners.slice(i + 1)];
       this.#engine.listening = this.#listeners.length > 0;
     };
   }

@@ -93,6 +93,25 @@ describe('events', () => {
     offA();
   });
 
+  it('the same function subscribed twice is two subscriptions: unsubscribing one keeps the other', async () => {
+    const { resilience } = setup([policy('p', [])]);
+    const seen: string[] = [];
+    const listener = (e: { type: string }): void => {
+      seen.push(e.type);
+    };
+    const off1 = resilience.on(listener);
+    const off2 = resilience.on(listener);
+    await resilience.run(() => 1, { policy: 'p' });
+    expect(seen).toEqual(['call', 'call']);
+    off1();
+    off1(); // idempotent: it does not remove the other subscription
+    await resilience.run(() => 1, { policy: 'p' });
+    expect(seen).toEqual(['call', 'call', 'call']);
+    off2();
+    await resilience.run(() => 1, { policy: 'p' });
+    expect(seen).toHaveLength(3);
+  });
+
   it('a throwing listener never breaks the call; it is reported as a process warning', async () => {
     const { resilience } = setup([policy('p', [])]);
     const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
