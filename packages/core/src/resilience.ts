@@ -219,6 +219,7 @@ export class Resilience {
       subscribed = false;
       // This subscription only: the same function subscribed twice keeps its other subscription.
       const i = this.#listeners.indexOf(listener);
+      if (i < 0) return; // dropped by dispose()
       this.#listeners = [...this.#listeners.slice(0, i), ...this.#listeners.slice(i + 1)];
       this.#engine.listening = this.#listeners.length > 0;
     };

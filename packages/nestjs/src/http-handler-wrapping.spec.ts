@@ -23,6 +23,8 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { APP_FILTER, Reflector } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
 import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
 import {
   RateLimitStrategy,
@@ -391,6 +393,33 @@ describe.each(ADAPTERS)('a decorated handler called as a plain method (%s)', (ad
       expect(calls).toEqual(['counted']);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('an HTTP adapter other than Express or Fastify', () => {
+  it('fails the bootstrap instead of serving decorated routes without their policy', async () => {
+    class OtherAdapter extends ExpressAdapter {
+      override getType(): string {
+        return 'other';
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({ policies: [new ResiliencePolicy({ name: 'counted', strategies: [] })] }),
+      ],
+      controllers: [DirectCallController],
+    }).compile();
+    const app = moduleRef.createNestApplication(new OtherAdapter(), { logger: false });
+    try {
+      await expect(app.init()).rejects.toMatchObject({
+        kind: 'configuration',
+        message: expect.stringContaining(
+          "DirectCallController.find: decorated HTTP handlers run on the Express and Fastify adapters only, and this application uses 'other'",
+        ),
+      });
+    } finally {
+      await app.close().catch(() => undefined);
     }
   });
 });

@@ -13,7 +13,7 @@ import { Observable, isObservable } from 'rxjs';
 import { runObservable } from './observable-call';
 import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
 import { StreamGate } from './stream-gate';
-import { registerHttpRuntime, wrapHttpHandlers } from './http-handler-wrapping';
+import { isWrappedHttpHandler, registerHttpRuntime, wrapHttpHandlers } from './http-handler-wrapping';
 import { ResilienceInterceptor } from './resilience.interceptor';
 
 type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
@@ -66,9 +66,14 @@ export class ResilienceExplorer implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     // The application's wrapped handlers run its policies. Here, not in the constructor: a testing module gets its
     // HTTP adapter after compiling (`createNestApplication`); an application context or a pure microservice has none.
-    registerHttpRuntime(this.adapterHost?.httpAdapter?.getInstance(), this.interceptor);
+    const httpAdapter = this.adapterHost?.httpAdapter;
+    registerHttpRuntime(httpAdapter?.getInstance(), this.interceptor);
     const known = new Set(await this.resilience.admin.policies());
     const problems: string[] = [];
+    // A wrapped handler knows its application from an Express or a Fastify request only; on another adapter its
+    // policy would silently never run.
+    const adapterType = httpAdapter?.getType();
+    let wrappedHandler: string | undefined;
     let unknownPolicy = false;
     const check = (binding: ResilienceBinding | undefined, where: string): void => {
       if (binding !== undefined && !known.has(binding.policy)) {
@@ -81,6 +86,8 @@ export class ResilienceExplorer implements OnModuleInit {
       if (proto === undefined) continue;
       check(this.reflector.get(ResilienceBindingMetadata, proto.constructor), wrapper.name);
       for (const name of this.scanner.getAllMethodNames(proto)) {
+        if (isWrappedHttpHandler((proto as Record<string, unknown>)[name]))
+          wrappedHandler ??= `${wrapper.name}.${name}`;
         const binding = this.#bindingOf(proto, name);
         if (binding === undefined) continue;
         check(binding, `${wrapper.name}.${name}`);
@@ -95,6 +102,15 @@ export class ResilienceExplorer implements OnModuleInit {
           );
       }
     }
+    if (
+      wrappedHandler !== undefined &&
+      adapterType !== undefined &&
+      !['express', 'fastify'].includes(adapterType)
+    )
+      problems.push(
+        `${wrappedHandler}: decorated HTTP handlers run on the Express and Fastify adapters only, ` +
+          `and this application uses '${adapterType}'`,
+      );
     let wrapped = 0;
     for (const wrapper of this.discovery.getProviders()) {
       const proto = prototypeOf(wrapper);

@@ -48,13 +48,16 @@ describe('TokenBucket', () => {
   });
 
   it('admits a take made exactly msUntil later, for rates that do not divide evenly', () => {
-    for (const { permits, per, burst } of [
-      { permits: 3, per: 1000, burst: 3 },
-      { permits: 3, per: 10, burst: 2 },
-      { permits: 7, per: 1000, burst: 7 },
+    for (const { permits, per, burst, start } of [
+      { permits: 3, per: 1000, burst: 3, start: 0 },
+      { permits: 3, per: 10, burst: 2, start: 0 },
+      { permits: 7, per: 1000, burst: 7, start: 0 },
+      // Large clock values (11 days of uptime, epoch milliseconds): the rounding grows with them.
+      { permits: 100_000, per: 1000, burst: 10, start: 1e9 },
+      { permits: 3, per: 1000, burst: 3, start: 1.7e12 + 0.123 },
     ]) {
       const bucket = new TokenBucket({ permits, per, burst });
-      let now = 0;
+      let now = start;
       for (let i = 0; i < burst; i++) expect(bucket.tryTake(now)).toBe(true);
       for (let round = 0; round < 12; round++) {
         expect(bucket.tryTake(now)).toBe(false);

@@ -20,6 +20,16 @@ export interface ResolvedTokenBucketOptions {
 const isFinitePositive = (x: unknown): x is number => typeof x === 'number' && x > 0 && x < Infinity;
 
 /**
+ * Tokens within this of `n` count as `n`. Refill is float arithmetic: after waiting exactly `msUntil(now, n)` the
+ * bucket can hold `n − 1e-13` tokens, and a caller honouring Retry-After would be refused again with a wait of
+ * 1e-13 ms, below a clock's resolution. The rounding of `fullAt − now` grows with the clock's value (a few ulps of
+ * `now`), so the tolerance does too; a billionth of a token early is no overdraft.
+ */
+function tolerance(t: number, msPerToken: number): number {
+  return 1e-9 + (Math.abs(t) * 2 ** -50) / msPerToken;
+}
+
+/**
  * A token bucket that starts full and refills continuously at `permits / per` tokens per millisecond up to
  * `burst` — the classic shaper of J. Turner, "New directions in communications (or which way to the information
  * age?)", IEEE Communications Magazine 24(10), 1986, and the rate limiter of most APIs.
@@ -33,13 +43,6 @@ const isFinitePositive = (x: unknown): x is number => typeof x === 'number' && x
  * gains tokens from a clock that steps back. `tryTake` allocates nothing.
  * @public
  */
-/**
- * Tokens within this of `n` count as `n`. Refill is float arithmetic: after waiting exactly `msUntil(now, n)` the
- * bucket can hold `n − 1e-13` tokens, and a caller honouring Retry-After would be refused again with a wait of
- * 1e-13 ms, below a clock's resolution. A billionth of a token early is no overdraft.
- */
-const EPSILON = 1e-9;
-
 export class TokenBucket {
   readonly options: ResolvedTokenBucketOptions;
   /** Milliseconds that refill one token. */
@@ -73,7 +76,7 @@ export class TokenBucket {
   tryTake(now: number, n = 1): boolean {
     if (!(n >= 0)) throw new RangeError(`TokenBucket.tryTake: n must be ≥ 0, got ${n}`);
     const t = this.advance(now);
-    if (this.available(t) + EPSILON < n) return false;
+    if (this.available(t) + tolerance(t, this.msPerToken) < n) return false;
     this.fullAt = (this.fullAt > t ? this.fullAt : t) + n * this.msPerToken;
     return true;
   }
@@ -86,7 +89,7 @@ export class TokenBucket {
     if (!(n >= 0)) throw new RangeError(`TokenBucket.msUntil: n must be ≥ 0, got ${n}`);
     const t = this.advance(now);
     const missing = n - this.available(t);
-    if (missing <= EPSILON) return 0;
+    if (missing <= tolerance(t, this.msPerToken)) return 0;
     if (n > this.options.burst) return Infinity;
     return missing * this.msPerToken;
   }

@@ -110,6 +110,15 @@ describe('events', () => {
     off2();
     await resilience.run(() => 1, { policy: 'p' });
     expect(seen).toHaveLength(3);
+    // An unsubscribe after dispose() touches no later subscription.
+    const off3 = resilience.on(listener);
+    resilience.dispose();
+    const later: string[] = [];
+    resilience.on((e) => later.push(e.type));
+    off3();
+    await resilience.run(() => 1, { policy: 'p' });
+    expect(later).toEqual(['call']);
+    expect(seen).toHaveLength(3);
   });
 
   it('a throwing listener never breaks the call; it is reported as a process warning', async () => {

@@ -46,8 +46,9 @@ end
 local a = available(fa, burst, mpt)
 local ok = false
 if op == 'take' then
-  -- Within 1e-9 of n counts as n (float refill; as in @ballast/token-bucket): waiting exactly retryAfter must do.
-  if a + 1e-9 >= n then
+  -- Within a tolerance of n counts as n (float refill, as in @ballast/token-bucket): waiting exactly retryAfter
+  -- must do. The rounding grows with the clock's value (epoch ms on the server clock), so the tolerance does too.
+  if a + 1e-9 + math.abs(t) * 2^-50 / mpt >= n then
     ok = true
     if fa == nil or fa < t then fa = t end
     fa = fa + n * mpt
