@@ -46,3 +46,29 @@ export interface BulkheadHooks {
 export function isParked(admission: Admission | ParkedAdmission): admission is ParkedAdmission {
   return typeof admission === 'object' && 'result' in admission;
 }
+
+/**
+ * Hooks are called as methods of the hooks object (they may use `this`). Their errors are swallowed: a throwing
+ * listener must not leave a waiter unsettled or a slot leaked, and bookkeeping is always done before a hook runs.
+ */
+export function emitLimit(hooks: BulkheadHooks, limit: number): void {
+  try {
+    hooks.onLimit?.(limit);
+  } catch {
+    // deliberately ignored (see above)
+  }
+}
+export function emitShed(hooks: BulkheadHooks, criticality: number, sojourn: number): void {
+  try {
+    hooks.onShed?.(criticality, sojourn);
+  } catch {
+    // deliberately ignored (see above)
+  }
+}
+export function emitStoreError(hooks: BulkheadHooks, error: unknown): void {
+  try {
+    hooks.onStoreError?.(error);
+  } catch {
+    // deliberately ignored (see above)
+  }
+}

@@ -7,7 +7,15 @@ import type {
   ResolvedQueueOptions,
 } from '../strategies/types';
 import type { Clock } from '../time/clock';
-import type { Admission, BulkheadHooks, BulkheadOutcome, ParkedAdmission } from './admission';
+import {
+  emitLimit,
+  emitShed,
+  emitStoreError,
+  type Admission,
+  type BulkheadHooks,
+  type BulkheadOutcome,
+  type ParkedAdmission,
+} from './admission';
 import {
   bulkheadFull,
   bulkheadShed,
@@ -129,32 +137,6 @@ class Waiter implements ParkedAdmission {
 
   cancel(): void {
     this.owner.cancelWaiter(this);
-  }
-}
-
-/**
- * Hooks are called as methods of the hooks object (they may use `this`). Their errors are swallowed: a throwing
- * listener must not leave a waiter unsettled or a slot leaked, and bookkeeping is always done before a hook runs.
- */
-function emitLimit(hooks: BulkheadHooks, limit: number): void {
-  try {
-    hooks.onLimit?.(limit);
-  } catch {
-    // deliberately ignored (see above)
-  }
-}
-function emitShed(hooks: BulkheadHooks, criticality: number, sojourn: number): void {
-  try {
-    hooks.onShed?.(criticality, sojourn);
-  } catch {
-    // deliberately ignored (see above)
-  }
-}
-function emitStoreError(hooks: BulkheadHooks, error: unknown): void {
-  try {
-    hooks.onStoreError?.(error);
-  } catch {
-    // deliberately ignored (see above)
   }
 }
 
