@@ -179,26 +179,34 @@ describe('fallback', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
-  it('a caller abort during a fallback that runs past the deadline still settles run at once (as a cancellation)', async () => {
-    const { resilience, clock, ofType } = setup([policy('p', [])]);
+  /** A call under a 100 ms deadline whose fn hangs; its per-call fallback answers 1 s later (ignoring its signal). */
+  function pastDeadline(onFallback: (ctx: CallContext) => void = () => undefined) {
+    const env = setup([policy('p', [])]);
     const t = trackedController();
-    let fallbackSignal: AbortSignal | undefined;
     const s = settle(
       withDeadline(
         100,
         () =>
-          resilience.run(hang, {
+          env.resilience.run(hang, {
             policy: 'p',
             signal: t.signal,
             // A slow substitute (a cache on another host) that ignores its signal.
             fallback: (_error, ctx) => {
-              fallbackSignal = ctx.signal;
-              return new Promise<string>((resolve) => clock.setTimeout(() => resolve('substitute'), 1000));
+              onFallback(ctx);
+              return new Promise<string>((resolve) =>
+                env.clock.setTimeout(() => resolve('substitute'), 1000),
+              );
             },
           }),
-        clock,
+        env.clock,
       ),
     );
+    return { ...env, t, s };
+  }
+
+  it('a caller abort during a fallback that runs past the deadline still settles run at once (as a cancellation)', async () => {
+    let fallbackSignal: AbortSignal | undefined;
+    const { clock, ofType, t, s } = pastDeadline((ctx) => (fallbackSignal = ctx.signal));
     await clock.advance(150);
     expect(ofType('fallback')).toHaveLength(1);
     expect(fallbackSignal?.aborted).toBe(true); // the deadline's: the fallback runs past it
@@ -215,21 +223,7 @@ describe('fallback', () => {
   });
 
   it('without a caller abort, a fallback past the deadline is awaited and its value returned', async () => {
-    const { resilience, clock, ofType } = setup([policy('p', [])]);
-    const t = trackedController();
-    const s = settle(
-      withDeadline(
-        100,
-        () =>
-          resilience.run(hang, {
-            policy: 'p',
-            signal: t.signal,
-            fallback: () =>
-              new Promise<string>((resolve) => clock.setTimeout(() => resolve('substitute'), 1000)),
-          }),
-        clock,
-      ),
-    );
+    const { clock, ofType, t, s } = pastDeadline();
     await clock.advance(1100);
     expect(s.value).toBe('substitute');
     expect(ofType('call').map((e) => e.outcome)).toEqual(['success']);
