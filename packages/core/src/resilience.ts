@@ -147,12 +147,7 @@ export class Resilience {
           fresh.breakerState = ks.breakerState;
           fresh.breakerSeenAt = ks.breakerSeenAt;
           ks.successor = fresh;
-          // The limit counts the calls admitted before the retune, and parked waiters keep their place; without a
-          // bulkhead any more they go at once.
-          if (ks.bulkhead === undefined) {
-            if (fresh.bulkhead !== undefined) ks.carryRunning(fresh.bulkhead);
-          } else if (fresh.bulkhead !== undefined) ks.bulkhead.handOver(fresh.bulkhead);
-          else ks.bulkhead.dissolve();
+          ks.carryCallsTo(fresh);
           if (dropDigest) this.#resetDigest(policy.name, route, ks.key);
         }
         this.#policies.set(policy.name, next);

@@ -41,7 +41,7 @@ import {
  * `waiting > 0 ⇒ inUse ≥ limit` — so a newcomer can never overtake a parked waiter, and no slot idles while
  * someone waits.
  */
-export interface BulkheadRuntime {
+export interface BulkheadRuntime extends RunningCalls {
   /** Integer current limit. */
   readonly limit: number;
   /** Slots held. May exceed `limit` after a shrink: in-flight work is never evicted. */
@@ -70,15 +70,21 @@ export interface BulkheadRuntime {
   handOver(next: BulkheadRuntime): void;
   /**
    * Retune to a policy without a bulkhead: parked waiters go now, in arrival order (one whose deadline has passed
-   * fails, as at any wake), and from then on this bulkhead limits nothing; releases of the slots it still counts are
-   * only bookkeeping.
+   * fails, as at any wake), and from then on this bulkhead limits nothing. The calls it counts (and any that still
+   * reach it, having captured the old policy) are handed to `into` as running, so a bulkhead a later retune adds
+   * counts them too.
    */
-  dissolve(): void;
-  /**
-   * Retune from a policy without a bulkhead: `running` calls already in flight count against the new limit, so it
-   * holds from the start. Each gives its slot back with `release(0, 'neutral')` when it ends.
-   */
-  countRunning(running: number): void;
+  dissolve(into: RunningCalls): void;
+}
+
+/**
+ * Retune bookkeeping for calls that run without a slot of the current policy's bulkhead (SPEC §6: a retune that adds
+ * a bulkhead counts the calls already running). A key without a bulkhead, and a bulkhead, both take such calls:
+ * `runningAdded(n)` when they start counting, `runningEnded()` once per call when it ends.
+ */
+export interface RunningCalls {
+  runningAdded(n: number): void;
+  runningEnded(): void;
 }
 
 export type BulkheadStrategyConfig =
@@ -154,8 +160,8 @@ export class QueuedBulkhead implements BulkheadRuntime {
   #overReleases = 0;
   /** Set by {@link handOver}: the bulkhead that now owns this one's slots and waiters. */
   #successor: QueuedBulkhead | undefined = undefined;
-  /** Set by {@link dissolve}: the policy no longer has a bulkhead. */
-  #dissolved = false;
+  /** Set by {@link dissolve}: the policy no longer has a bulkhead, and these calls now count there. */
+  #dissolvedInto: RunningCalls | undefined = undefined;
 
   constructor(
     queue: ResolvedQueueOptions,
@@ -206,8 +212,9 @@ export class QueuedBulkhead implements BulkheadRuntime {
   acquire(criticality: number, deadline: number | undefined): Admission | ParkedAdmission {
     // A call that captured its key before a retune but reaches the bulkhead after it.
     if (this.#successor !== undefined) return this.#successor.acquire(criticality, deadline);
-    if (this.#dissolved) {
+    if (this.#dissolvedInto !== undefined) {
       this.#inUse++;
+      this.#dissolvedInto.runningAdded(1);
       return true;
     }
     const queue = this.#queue;
@@ -249,7 +256,7 @@ export class QueuedBulkhead implements BulkheadRuntime {
       return;
     }
     this.#inUse = inflight - 1;
-    if (this.#dissolved) return;
+    if (this.#dissolvedInto !== undefined) return this.#dissolvedInto.runningEnded();
     this.#controller.sample(latency, outcome, inflight);
     this.#syncLimit();
     this.#drain();
@@ -268,21 +275,28 @@ export class QueuedBulkhead implements BulkheadRuntime {
     next.#adopt(held, carried);
   }
 
-  dissolve(): void {
-    if (this.#successor !== undefined) return this.#successor.dissolve();
-    if (this.#dissolved) return;
-    this.#dissolved = true;
+  dissolve(into: RunningCalls): void {
+    if (this.#successor !== undefined) return this.#successor.dissolve(into);
+    if (this.#dissolvedInto !== undefined) return;
     const carried: Waiter[] = [];
     this.#queue?.forEach((w) => carried.push(w));
     carried.sort((a, b) => a.enqueuedAt - b.enqueuedAt);
     this.#queue = undefined;
     const now = this.#clock.now();
     for (const w of carried) this.#wake(w, now);
+    this.#dissolvedInto = into;
+    if (this.#inUse > 0) into.runningAdded(this.#inUse);
   }
 
-  countRunning(running: number): void {
-    if (this.#successor !== undefined) return this.#successor.countRunning(running);
-    if (running > 0) this.#inUse += running;
+  runningAdded(n: number): void {
+    if (this.#successor !== undefined) return this.#successor.runningAdded(n);
+    this.#inUse += n;
+    this.#dissolvedInto?.runningAdded(n);
+  }
+
+  /** A carried call ended: its slot comes back with no latency sample (the limit learns only from its own calls). */
+  runningEnded(): void {
+    this.release(0, 'neutral');
   }
 
   /** The receiving side of {@link handOver}: count the held slots, then admit or queue each waiter as it arrived. */
@@ -323,6 +337,7 @@ export class QueuedBulkhead implements BulkheadRuntime {
   #returnSlot(): void {
     if (this.#successor !== undefined) return this.#successor.#returnSlot();
     this.#inUse--;
+    if (this.#dissolvedInto !== undefined) return this.#dissolvedInto.runningEnded();
     this.#drain();
   }
 

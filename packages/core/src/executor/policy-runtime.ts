@@ -2,7 +2,12 @@ import { AdaptiveThrottle } from '@ballast/sre-throttle';
 import { WindowedP2Quantile } from '@ballast/p2-quantile';
 import type { ResiliencePolicy } from '../policy/resilience-policy';
 import { RetryBudgetState } from '../strategies/retry-budget';
-import { createBulkheadRuntime, type BulkheadHooks, type BulkheadRuntime } from '../bulkhead';
+import {
+  createBulkheadRuntime,
+  type BulkheadHooks,
+  type BulkheadRuntime,
+  type RunningCalls,
+} from '../bulkhead';
 import {
   stateKey,
   type BreakerParams,
@@ -33,15 +38,20 @@ interface UnpinSink {
  * Per-(policy, route) state that lives in process: adaptive limits, queues, throttle window, budgets and the hedge
  * latency estimator. Breaker and rate-limit state live in stores (possibly shared by a fleet).
  */
-export class KeyState {
+export class KeyState implements RunningCalls {
   readonly key: StateKey;
   /** Calls and streams of this key still running (an idle key may be evicted). */
   inflight = 0;
   /** The streams among {@link inflight}: they never take a bulkhead slot. */
   streams = 0;
-  /** Calls that were running when a retune added a bulkhead: their slots there, given back as they end. */
+  /**
+   * Calls of keys this one replaced (retunes) that run without a bulkhead slot, counted here so that a bulkhead a
+   * later retune adds counts them too (see {@link carryCallsTo}). They pin the key against eviction.
+   */
+  #foreign = 0;
+  /** Running calls a retune carried to the next key or its bulkhead, given back there one by one as they end. */
   #carried = 0;
-  #carriedTo: BulkheadRuntime | undefined = undefined;
+  #carriedTo: RunningCalls | undefined = undefined;
   /** Second-chance bit of the CLOCK eviction: set on use, cleared by the eviction sweep. */
   touched = true;
   forcedOpen = false;
@@ -122,6 +132,7 @@ export class KeyState {
     const b = this.bulkhead;
     return (
       this.inflight === 0 &&
+      this.#foreign === 0 &&
       !this.forcedOpen &&
       (this.breakerState === 'closed' || now >= this.breakerSeenAt + this.#breakDuration) &&
       // Slots and waiters a retune carried over belong to calls counted on the old key.
@@ -132,7 +143,12 @@ export class KeyState {
   /** When a key pinned by its breaker becomes evictable; Infinity for a key pinned by anything else. */
   pinnedUntil(): number {
     const b = this.bulkhead;
-    if (this.inflight > 0 || this.forcedOpen || (b !== undefined && (b.inUse > 0 || b.waiting > 0)))
+    if (
+      this.inflight > 0 ||
+      this.#foreign > 0 ||
+      this.forcedOpen ||
+      (b !== undefined && (b.inUse > 0 || b.waiting > 0))
+    )
       return Infinity;
     return this.breakerState === 'closed' ? -Infinity : this.breakerSeenAt + this.#breakDuration;
   }
@@ -144,23 +160,48 @@ export class KeyState {
 
   /** One call (not a stream) of this key finished. */
   callEnded(): void {
-    if (this.#carried > 0) {
-      this.#carried--;
-      this.#carriedTo!.release(0, 'neutral');
-    }
+    this.#forwardEnded();
     this.release();
   }
 
+  runningAdded(n: number): void {
+    this.#foreign += n;
+    const to = this.#carriedTo;
+    if (to === undefined) return;
+    this.#carried += n;
+    to.runningAdded(n);
+  }
+
+  runningEnded(): void {
+    this.#forwardEnded();
+    if (--this.#foreign === 0) this.owner.unpinned++;
+  }
+
+  #forwardEnded(): void {
+    if (this.#carried === 0) return;
+    this.#carried--;
+    this.#carriedTo!.runningEnded();
+  }
+
   /**
-   * A retune gave this key's successor a bulkhead this key did not have: the calls running now count against its
-   * limit from the start (SPEC §4: a newcomer never overtakes; the limit counts every running call).
+   * A retune replaced this key with `next`: the calls still running here keep counting against whatever limits
+   * `next` (SPEC §4: the limit counts every running call; a newcomer never overtakes). Held slots and parked waiters
+   * move to `next`'s bulkhead; without one they go at once and count as running on `next`, so that a bulkhead added
+   * by a later retune still counts them. Streams never take a slot; a hedged call counts once.
    */
-  carryRunning(bulkhead: BulkheadRuntime): void {
-    const running = this.inflight - this.streams;
+  carryCallsTo(next: KeyState): void {
+    const b = this.bulkhead;
+    if (b !== undefined) {
+      if (next.bulkhead !== undefined) b.handOver(next.bulkhead);
+      else b.dissolve(next);
+      return;
+    }
+    const to = next.bulkhead ?? next;
+    this.#carriedTo = to;
+    const running = this.inflight - this.streams + this.#foreign;
     if (running <= 0) return;
-    bulkhead.countRunning(running);
     this.#carried = running;
-    this.#carriedTo = bulkhead;
+    to.runningAdded(running);
   }
 }
 
