@@ -13,6 +13,7 @@ import { Observable, isObservable } from 'rxjs';
 import { runObservable } from './observable-call';
 import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
 import { StreamGate } from './stream-gate';
+import { attachGatewayFilter } from './gateway-filter';
 import { isWrappedHttpHandler, registerHttpRuntime, wrapHttpHandlers } from './http-handler-wrapping';
 import { ResilienceInterceptor } from './resilience.interceptor';
 
@@ -61,6 +62,8 @@ export class ResilienceExplorer implements OnModuleInit {
     runLifecycleHooksFirst(modules);
     // Before Nest registers the routes (at `init()`), which is when it reads the handler functions.
     wrapHttpHandlers(modules);
+    // Before Nest connects the gateways (at `init()` too), which is when it reads their filters.
+    attachGatewayFilter(modules);
   }
 
   async onModuleInit(): Promise<void> {
@@ -159,6 +162,9 @@ export class ResilienceExplorer implements OnModuleInit {
     if (wrapper.isDependencyTreeStatic() && !wrapper.isTransient && isObject(wrapper.instance)) {
       const host = { resilience: this.resilience, streams: this.streams };
       const wrappedMethod = this.#wrapper(original, binding, () => host, returnsObservable(proto, name));
+      // Modules that find their methods on the instance later (@nestjs/schedule's @Cron/@Interval/@Timeout, event
+      // listeners) read the method's own metadata: without it a scheduled job silently never registered.
+      copyMetadata(original, wrappedMethod);
       Object.defineProperty(wrapper.instance, name, {
         value: wrappedMethod,
         writable: true,
