@@ -75,6 +75,16 @@ class StockGateway {
     return 7;
   }
 
+  aborted: Promise<unknown> | undefined;
+
+  @SubscribeMessage('slow')
+  @Resilient('retrying')
+  slow(): Promise<never> {
+    const signal = currentSignal()!;
+    this.aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason)));
+    return new Promise<never>(() => {});
+  }
+
   @SubscribeMessage('plain')
   plain(): string {
     return 'untouched';
@@ -89,9 +99,10 @@ class StockGateway {
 describe('@Resilient on WebSocket gateway handlers (socket.io)', () => {
   let app: INestApplication;
   let client: Socket;
+  let port: number;
 
   beforeAll(async () => {
-    const port = await freePort();
+    port = await freePort();
     const moduleRef = await Test.createTestingModule({
       imports: [
         ResilienceModule.forRoot({
@@ -184,6 +195,20 @@ describe('@Resilient on WebSocket gateway handlers (socket.io)', () => {
   it("keeps the gateway's own filter for these errors first", async () => {
     await expect(send('own')).resolves.toEqual({ ack: 7 });
     await expect(send('own')).resolves.toEqual({ exception: { own: 'rate_limited' } });
+  });
+
+  it("aborts a handler's call when its client disconnects", async () => {
+    const gateway = app.get(StockGateway);
+    const other = io(`http://127.0.0.1:${port}`, {
+      transports: ['websocket'],
+      reconnection: false,
+    });
+    await new Promise<void>((resolve) => other.once('connect', resolve));
+    other.emit('slow', null, () => undefined);
+    for (let i = 0; i < 200 && gateway.aborted === undefined; i++) await new Promise((r) => setImmediate(r));
+    expect(gateway.aborted).toBeDefined();
+    other.close();
+    await expect(gateway.aborted).resolves.toBeDefined();
   });
 
   it('leaves undecorated handlers alone', async () => {
