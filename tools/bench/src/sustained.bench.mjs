@@ -1,0 +1,71 @@
+// Sustained load, the way ../../shared/reference/peer-overhead.md §4 measures it: each variant runs sequential
+// awaited calls for 15 s in a fresh process, yielding to the event loop every 1,000 calls, so work a library
+// schedules on timers (opossum's 1 s snapshots, its rolling window's rotation) and the garbage its per-call
+// bookkeeping leaves behind show up. Interleaved rounds, medians. Writes the "sustained" section of BENCHMARKS.md.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CAN_PIN, machine, median, runChild, writeSection } from './lib/report.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const child = path.join(here, 'sustained.child.mjs');
+const ROUNDS = Number(process.env.BENCH_SUSTAINED_ROUNDS ?? 3);
+const SECONDS = 15;
+/** The steady state: seconds 11–15, once opossum's 10 s rolling window is full. */
+const STEADY_FROM = 10;
+
+const variants = [
+  ['bare', 'bare `await fn()`'],
+  ['ballast-cb-timeout', 'Ballast breaker + timeout (opossum’s policy)'],
+  ['ballast-cb-timeout-noctx', 'Ballast breaker + timeout, `ambientContext: false`'],
+  ['ballast-rl-cb-retry-timeout', 'Ballast rate limit + breaker + retry + timeout'],
+  ['opossum-cb-timeout', 'opossum breaker, timeout 1000'],
+  ['opossum-cb-timeout-lean', 'opossum breaker, timeout 1000, percentiles and snapshots off'],
+  ['cockatiel-cb-retry-timeout', 'cockatiel `wrap(breaker, retry, timeout)`'],
+];
+
+const steady = new Map(variants.map(([v]) => [v, []]));
+const worst = new Map(variants.map(([v]) => [v, []]));
+const heaps = new Map(variants.map(([v]) => [v, []]));
+const env = machine();
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const [v] of variants) {
+    const { slices, maxHeap } = runChild(child, [v, String(SECONDS)]);
+    steady.get(v).push(median(slices.slice(STEADY_FROM)));
+    worst.get(v).push(Math.min(...slices.slice(1)));
+    heaps.get(v).push(maxHeap);
+    process.stderr.write(`round ${round}/${ROUNDS}: ${v} done\n`);
+  }
+}
+
+const bareNs = 1e9 / median(steady.get('bare'));
+let table =
+  '| variant | steady calls/s (median) | ns/call | overhead over bare (ns) | worst 1 s slice (calls) | max heapUsed (MiB) |\n' +
+  '|---|---:|---:|---:|---:|---:|\n';
+for (const [v, label] of variants) {
+  const rate = median(steady.get(v));
+  const ns = 1e9 / rate;
+  table +=
+    `| ${label} | ${Math.round(rate).toLocaleString('en-US')} | ${ns.toFixed(0)} | ` +
+    `${v === 'bare' ? 0 : (ns - bareNs).toFixed(0)} | ${Math.min(...worst.get(v)).toLocaleString('en-US')} | ` +
+    `${(Math.max(...heaps.get(v)) / 2 ** 20).toFixed(0)} |\n`;
+}
+
+const body = `## Sustained load (\`@ballast/core\` vs peers)
+
+The pipeline section's loop, kept up for ${SECONDS} s per variant and turning the event loop every 1,000 calls, as a
+server does between requests (\`shared/reference/peer-overhead.md\` §4): work a library schedules on timers, and the
+garbage its per-call bookkeeping leaves, then count. Steady calls/s is the median 1 s slice of seconds
+${STEADY_FROM + 1}–${SECONDS}, once a 10 s rolling window is full; a fresh Node process per (variant, round)${CAN_PIN ? ', pinned to one core' : ''}, ${ROUNDS}
+interleaved rounds, medians; the worst slice and the heap are the extremes over all rounds. Machine: ${env}. Measured
+${new Date().toISOString().slice(0, 10)}.
+
+${table}
+Reading it: the short loops of the pipeline section finish before a peer's periodic work runs. Held for
+${SECONDS} s, opossum keeps every call's latency for its 10 s window and sorts the whole window once a second for its
+snapshot; its rate then falls the longer it runs. Ballast's breaker keeps fixed-size buckets (counts, no samples),
+and nothing in its pipeline runs on a timer while calls succeed.
+
+Rerun alone: \`npm run build && node tools/bench/src/sustained.bench.mjs\` (env \`BENCH_SUSTAINED_ROUNDS\`; about
+${Math.ceil((variants.length * SECONDS * ROUNDS) / 60)} minutes).`;
+writeSection('sustained', body);
+console.log(body);
