@@ -22,7 +22,7 @@ export type ResilienceEvent =
       readonly outcome: CallOutcome;
       /** ms on the Resilience clock, from run() to settlement. */
       readonly duration: number;
-      /** The Ballast code when rejected; the error kind otherwise when failed. */
+      /** The Ballast code when rejected; the error kind otherwise when failed. Never on success or cancelled. */
       readonly code?: string;
     })
   | (EventBase & { readonly type: 'rejected'; readonly code: string; readonly retryAfter?: number })

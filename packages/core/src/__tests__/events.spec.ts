@@ -175,4 +175,21 @@ describe('events', () => {
       { type: 'call', policy: 'p', route: undefined, outcome: 'failure', duration: 0, code: 'not_found' },
     ]);
   });
+
+  it('a cancelled call carries no code, whether the caller aborted before or during it', async () => {
+    const { resilience, clock, ofType } = setup([policy('p', [])]);
+    const before = new AbortController();
+    before.abort(new Error('gone'));
+    await resilience.run(() => 1, { policy: 'p', signal: before.signal }).catch(() => 0);
+    const during = new AbortController();
+    const s = settle(resilience.run(() => new Promise(() => {}), { policy: 'p', signal: during.signal }));
+    await clock.advance(5);
+    during.abort(Object.assign(new Error('gone'), { status: 404 }));
+    await clock.advance(0);
+    expect(s.done).toBe(true);
+    expect(ofType('call')).toEqual([
+      { type: 'call', policy: 'p', route: undefined, outcome: 'cancelled', duration: 0 },
+      { type: 'call', policy: 'p', route: undefined, outcome: 'cancelled', duration: 5 },
+    ]);
+  });
 });

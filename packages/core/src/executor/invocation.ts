@@ -365,8 +365,9 @@ export class Invocation extends Lane {
     const e = this.engine;
     if (!e.listening) return;
     const duration = e.clock.now() - started;
+    // A code says why Ballast or the dependency ended the call; a caller's abort reason is not one (SPEC §5 events).
     e.emit(
-      code === undefined
+      code === undefined || outcome === 'cancelled'
         ? { type: 'call', policy: this.policyName, route: this.route, outcome, duration }
         : { type: 'call', policy: this.policyName, route: this.route, outcome, duration, code },
     );
