@@ -25,6 +25,15 @@ describe('AttributeTable', () => {
     expect(t.base('p', undefined)).not.toHaveProperty(['ballast.route']);
   });
 
+  it('keeps the set it creates at the cap: the next lookup of that key allocates nothing', () => {
+    const t = new AttributeTable({}, 2);
+    t.base('p', 'a');
+    t.base('p', 'b');
+    const c = t.base('p', 'c'); // the cap is reached: the table starts over with this key
+    expect(t.base('p', 'c')).toBe(c);
+    expect(t.size).toBe(1);
+  });
+
   it('stays bounded when route names churn: past the cap it starts over', () => {
     const t = new AttributeTable({}, 100);
     for (let i = 0; i < 10_000; i++) t.outcome('p', `route-${i}`, 'success');

@@ -10,6 +10,8 @@ interface RouteNode {
   readonly store: Map<string, Attributes>;
 }
 
+const RESERVED_KEYS: readonly string[] = Object.values(AttributeKey);
+
 /** Default bound on cached attribute sets; far above policy × route × outcome/code of any sane service. */
 export const DEFAULT_MAX_ATTRIBUTE_SETS = 10_000;
 
@@ -28,7 +30,11 @@ export class AttributeTable {
   #sets = 0;
 
   constructor(extra: Attributes = {}, maxSets = DEFAULT_MAX_ATTRIBUTE_SETS) {
-    this.#extra = { ...extra };
+    // Ballast's keys win on a clash, also where Ballast leaves one out: a user's `ballast.route` must not label a
+    // route-less call, nor a `ballast.outcome` the instruments that have no outcome.
+    const own = { ...extra };
+    for (const reserved of RESERVED_KEYS) delete own[reserved];
+    this.#extra = own;
     this.#maxSets = maxSets;
   }
 
@@ -79,7 +85,11 @@ export class AttributeTable {
     }
     let node = routes.get(route);
     if (node === undefined) {
-      this.#trim();
+      if (this.#trim()) {
+        // The table was just dropped: file the node under a fresh policy map, not the orphaned one.
+        routes = new Map();
+        this.#policies.set(policy, routes);
+      }
       const base: Attributes = { ...this.#extra, [AttributeKey.POLICY]: policy };
       if (route !== undefined) base[AttributeKey.ROUTE] = route;
       node = {
@@ -103,9 +113,10 @@ export class AttributeTable {
   }
 
   /** Called before creating a node: dropping later would orphan the node a caller is about to fill. */
-  #trim(): void {
-    if (this.#sets < this.#maxSets) return;
+  #trim(): boolean {
+    if (this.#sets < this.#maxSets) return false;
     this.#policies = new Map();
     this.#sets = 0;
+    return true;
   }
 }

@@ -1,3 +1,5 @@
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
 import {
   BulkheadStrategy,
   CircuitBreakerStrategy,
@@ -227,6 +229,61 @@ describe('the bound leaves no timer behind', () => {
       set.mockRestore();
       clear.mockRestore();
     }
+  });
+});
+
+describe('an inspect that never settles', () => {
+  it('keeps nothing alive per collection that gave up on it (a hung store must not leak one waiter per scrape)', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    // Every bound's timer, watched for collection: a collection that gave up must not leave it reachable.
+    const collected = { count: 0 };
+    let bounds = 0;
+    const registry = new FinalizationRegistry<void>(() => void collected.count++);
+    const realSet = globalThis.setTimeout;
+    const set = jest.spyOn(globalThis, 'setTimeout').mockImplementation(((cb: () => void, ms?: number) => {
+      const handle = realSet(cb, ms);
+      if (ms === 1) {
+        registry.register(handle);
+        bounds++;
+      }
+      return handle;
+    }) as typeof setTimeout);
+    const resilience = new Resilience({ policies: [dbPolicy()], clock: new FakeClock() });
+    let inspects = 0;
+    const hung: InstrumentedResilience = {
+      on: resilience.on.bind(resilience),
+      admin: {
+        ...resilience.admin,
+        inspect: () => {
+          inspects++;
+          return new Promise<never>(() => {});
+        },
+      },
+    };
+    const reader = new ManualReader();
+    const stop = instrumentResilience(hung, {
+      meter: new MeterProvider({ readers: [reader] }).getMeter('t'),
+      gaugeTimeout: 1,
+    });
+    const COLLECTIONS = 40;
+    try {
+      for (let i = 0; i < COLLECTIONS; i++) {
+        const { errors } = await finishesWithin(reader.collect(), HUNG, 'collect');
+        expect(errors).toEqual([]);
+      }
+    } finally {
+      set.mockRestore();
+    }
+    expect(inspects).toBe(1);
+    expect(bounds).toBe(COLLECTIONS);
+    for (let i = 0; i < 10 && collected.count < COLLECTIONS; i++) {
+      gc();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    // One inspect still hangs, as its store does; what each collection allocated to wait for it is garbage.
+    expect(collected.count).toBe(COLLECTIONS);
+    stop();
   });
 });
 

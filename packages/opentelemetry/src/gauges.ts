@@ -5,6 +5,7 @@ import { LocalGaugeState } from './local-gauge-state';
 import { BreakerStateValue, MetricName } from './metric-names';
 
 type Snapshots = readonly ResilienceStateSnapshot[];
+type Waiter = (snapshots: Snapshots | undefined) => void;
 
 /** The six state gauges of SPEC §8, fed by one batch callback. */
 export interface StateGauges {
@@ -68,7 +69,8 @@ export function createStateGauges(
 
   const local = new LocalGaugeState();
   let active = true;
-  let inflight: Promise<Snapshots | undefined> | undefined;
+  /** The collections waiting for the inspect in flight; `undefined` when none runs. */
+  let waiters: Set<Waiter> | undefined;
   let degraded = false;
 
   const observeSnapshot = (result: BatchObservableResult, s: ResilienceStateSnapshot): void => {
@@ -92,31 +94,49 @@ export function createStateGauges(
     });
   };
 
-  /** One inspect, shared by every collection that arrives while it runs; never rejects. */
-  const read = (): Promise<Snapshots | undefined> => {
-    if (inflight !== undefined) return inflight;
+  /** Starts one inspect; its answer goes to every collection still waiting when it settles. Never rejects. */
+  const startInspect = (waiting: Set<Waiter>): void => {
     const mark = local.mark();
-    const started = (async (): Promise<Snapshots | undefined> => {
+    void (async (): Promise<void> => {
+      let snapshots: Snapshots | undefined;
       try {
-        const snapshots = await admin.inspect();
+        snapshots = await admin.inspect();
         if (active) local.apply(snapshots, mark);
-        return snapshots;
       } catch (error) {
         diag.warn('@ballast/opentelemetry: admin.inspect() failed; gauges report local state', error);
-        return undefined;
+        snapshots = undefined;
       }
+      if (waiters === waiting) waiters = undefined;
+      for (const waiter of waiting) waiter(snapshots);
     })();
-    inflight = started;
-    // Cleared in a later job, so even an inspect that throws synchronously has been stored first.
-    void started.then(() => {
-      if (inflight === started) inflight = undefined;
-    });
-    return started;
   };
+
+  /**
+   * The answer of the inspect in flight (starting one when none runs), or `undefined` once `timeoutMs` of real time
+   * have passed (the bound is about the collection's wall time, not the Resilience clock). The timer is cleared as
+   * soon as the inspect settles, and `unref`'d so it never holds the process. A collection that gives up takes its
+   * waiter back: an inspect that never settles must not keep one per collection alive.
+   */
+  const read = (): Promise<Snapshots | undefined> =>
+    new Promise<Snapshots | undefined>((resolve) => {
+      const starting = waiters === undefined;
+      const waiting = (waiters ??= new Set());
+      const timer = setTimeout(() => {
+        waiting.delete(waiter);
+        resolve(undefined);
+      }, timeoutMs);
+      (timer as { unref?: () => void }).unref?.();
+      const waiter: Waiter = (snapshots) => {
+        clearTimeout(timer);
+        resolve(snapshots);
+      };
+      waiting.add(waiter);
+      if (starting) startInspect(waiting);
+    });
 
   const observeAll = async (result: BatchObservableResult): Promise<void> => {
     try {
-      const snapshots = await within(read(), timeoutMs);
+      const snapshots = await read();
       // A collection that started before dispose() must not report after it.
       if (!active) return;
       if (snapshots !== undefined) {
@@ -149,25 +169,4 @@ export function createStateGauges(
       meter.removeBatchObservableCallback(observeAll, gauges);
     },
   };
-}
-
-/**
- * `p`'s value, or `undefined` once `ms` of real time have passed (the bound is about the collection's wall time, not
- * the Resilience clock). The timer is cleared as soon as `p` settles, and `unref`'d so it never holds the process.
- */
-function within<T>(p: Promise<T | undefined>, ms: number): Promise<T | undefined> {
-  return new Promise<T | undefined>((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), ms);
-    (timer as { unref?: () => void }).unref?.();
-    p.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      () => {
-        clearTimeout(timer);
-        resolve(undefined);
-      },
-    );
-  });
 }

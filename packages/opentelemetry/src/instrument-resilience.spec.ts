@@ -1,14 +1,18 @@
 import {
   BackoffStrategy,
   RateLimitStrategy,
+  Resilience,
   ResilienceError,
   ResiliencePolicy,
   RetryStrategy,
   TimeoutStrategy,
   type RateLimitStore,
 } from '@ballast/core';
+import { FakeClock } from '@ballast/testing';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { instrumentResilience } from './instrument-resilience';
 import { CALL_DURATION_BUCKETS, MetricName } from './metric-names';
-import { infraError, key, settle, setupMetrics, valueAt } from './__tests__/metrics-harness';
+import { ManualReader, infraError, key, settle, setupMetrics, valueAt } from './__tests__/metrics-harness';
 
 const plain = (name: string) => new ResiliencePolicy({ name, strategies: [] });
 
@@ -67,6 +71,26 @@ describe('ballast.calls and ballast.call.duration', () => {
     await m.clock.runAll();
   });
 
+  it('keeps cancelled calls in one series without ballast.code, whether the caller aborted before or during the call', async () => {
+    const m = setupMetrics([plain('p')]);
+    const during = new AbortController();
+    const call = settle(m.resilience.run(() => m.clock.sleep(1000), { policy: 'p', signal: during.signal }));
+    await m.clock.advance(30);
+    during.abort(new Error('client went away'));
+    await m.clock.advance(0);
+    expect(call.done).toBe(true);
+    const before = new AbortController();
+    before.abort(new Error('gone already'));
+    await expect(m.resilience.run(() => 1, { policy: 'p', signal: before.signal })).rejects.toThrow(
+      'gone already',
+    );
+
+    expect(await m.points(MetricName.CALLS)).toEqual([
+      { attributes: key('p', undefined, { 'ballast.outcome': 'cancelled' }), value: 2 },
+    ]);
+    await m.clock.runAll();
+  });
+
   it('omits ballast.route (rather than writing an empty value) when the call had no route', async () => {
     const m = setupMetrics([plain('p')]);
     await m.resilience.run(() => 1, { policy: 'p' });
@@ -89,6 +113,49 @@ describe('ballast.calls and ballast.call.duration', () => {
     });
     const [duration] = await m.histogram(MetricName.CALL_DURATION);
     expect(duration!.attributes['service.name']).toBe('orders-api');
+  });
+
+  it('never lets an extra attribute stand in for a Ballast key that an instrument leaves out', async () => {
+    const policy = new ResiliencePolicy({
+      name: 'p',
+      strategies: [
+        new RetryStrategy({
+          maxAttempts: 2,
+          backoff: new BackoffStrategy({ base: '10ms', max: '10ms', jitter: 'none' }),
+        }),
+      ],
+    });
+    const m = setupMetrics([policy], {
+      instrument: {
+        attributes: {
+          'service.name': 'orders-api',
+          'ballast.route': 'spoofed',
+          'ballast.outcome': 'spoofed',
+          'ballast.code': 'spoofed',
+          'ballast.store': 'spoofed',
+        },
+      },
+    });
+    let attempts = 0;
+    const call = settle(
+      m.resilience.run(
+        () => {
+          if (++attempts === 1) throw infraError();
+          return 1;
+        },
+        { policy: 'p' },
+      ),
+    );
+    await m.clock.advance(10);
+    expect(call.value).toBe(1);
+
+    const service = { 'service.name': 'orders-api' };
+    expect(await m.points(MetricName.CALLS)).toEqual([
+      { attributes: key('p', undefined, { ...service, 'ballast.outcome': 'success' }), value: 1 },
+    ]);
+    expect(await m.points(MetricName.RETRIES)).toEqual([
+      { attributes: key('p', undefined, service), value: 1 },
+    ]);
   });
 });
 
@@ -200,6 +267,42 @@ describe('lifecycle', () => {
     expect(await m.points(MetricName.CALLS)).toEqual([
       { attributes: key('p', undefined, { 'ballast.outcome': 'success' }), value: 1 },
     ]);
+  });
+
+  it('refuses a second live instrumentation on the same meter rather than count every call twice', async () => {
+    const resilience = new Resilience({ policies: [plain('p')], clock: new FakeClock() });
+    const reader = new ManualReader();
+    const meter = new MeterProvider({ readers: [reader] }).getMeter('ballast-test');
+    const successes = async (): Promise<number | undefined> => {
+      const { resourceMetrics, errors } = await reader.collect();
+      expect(errors).toEqual([]);
+      const calls = resourceMetrics.scopeMetrics
+        .flatMap((s) => s.metrics)
+        .find((x) => x.descriptor.name === MetricName.CALLS);
+      return calls?.dataPoints.find((p) => p.attributes['ballast.outcome'] === 'success')?.value as number;
+    };
+
+    const first = instrumentResilience(resilience, { meter });
+    let error: unknown;
+    try {
+      instrumentResilience(resilience, { meter });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ResilienceError);
+    expect(error).toMatchObject({ kind: 'configuration' });
+    expect((error as Error).message).toContain('already instrumented on this meter');
+    await resilience.run(() => 1, { policy: 'p' });
+    expect(await successes()).toBe(1);
+
+    // Once disposed, the same meter may be instrumented again; another meter never conflicts.
+    first();
+    const again = instrumentResilience(resilience, { meter });
+    const other = instrumentResilience(resilience, { meter: new MeterProvider().getMeter('other') });
+    await resilience.run(() => 1, { policy: 'p' });
+    expect(await successes()).toBe(2);
+    again();
+    other();
   });
 
   it('a live retune keeps the subscription and the series continuous (peers §5 item 24)', async () => {

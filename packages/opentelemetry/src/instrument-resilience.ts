@@ -1,5 +1,5 @@
-import type { Resilience, ResilienceEvent } from '@ballast/core';
-import { ValueType } from '@opentelemetry/api';
+import { ResilienceError, type Resilience, type ResilienceEvent } from '@ballast/core';
+import { ValueType, type Meter } from '@opentelemetry/api';
 import { AttributeTable } from './attribute-table';
 import { createStateGauges } from './gauges';
 import { CALL_DURATION_BUCKETS, MetricName } from './metric-names';
@@ -14,6 +14,12 @@ export type InstrumentedResilience = Pick<Resilience, 'on' | 'admin'>;
 export type InstrumentationDisposer = () => void;
 
 /**
+ * The meters each `Resilience` is instrumented on right now. A second instrumentation on the same meter would find the
+ * same instruments (the SDK hands back the existing storage for an identical name) and count every event twice.
+ */
+const liveInstrumentations = new WeakMap<InstrumentedResilience, WeakSet<Meter>>();
+
+/**
  * Records SPEC §8 metrics for one `Resilience`: counters and the duration histogram from its events (durations are
  * measured on the Resilience clock by the executor), and gauges read from `admin.inspect()` at each collection.
  *
@@ -26,13 +32,23 @@ export type InstrumentationDisposer = () => void;
  * Cardinality is `policy × route × (outcome | code | store)`: error messages, attempt numbers and delays never
  * become attributes.
  *
- * Throws a `configuration` `ResilienceError` naming every invalid option.
+ * Throws a `configuration` `ResilienceError` naming every invalid option, or when this `Resilience` is already
+ * instrumented on this meter and that instrumentation was not disposed (it would double every count).
  */
 export function instrumentResilience(
   resilience: InstrumentedResilience,
   options: InstrumentResilienceOptions = {},
 ): InstrumentationDisposer {
   const { meter, attributes, gaugeTimeout } = resolveInstrumentOptions(options);
+  let meters = liveInstrumentations.get(resilience);
+  if (meters?.has(meter)) {
+    throw new ResilienceError({
+      kind: 'configuration',
+      message:
+        'instrumentResilience: this Resilience is already instrumented on this meter, and a second instrumentation ' +
+        'would count every call twice; call the first disposer before instrumenting again, or pass another meter',
+    });
+  }
   const attrs = new AttributeTable(attributes);
 
   const calls = meter.createCounter(MetricName.CALLS, {
@@ -66,12 +82,14 @@ export function instrumentResilience(
   const onEvent = (event: ResilienceEvent): void => {
     switch (event.type) {
       case 'call': {
-        const { policy, route, outcome } = event;
+        const { policy, route, outcome, code } = event;
+        // `ballast.code` only where it names why a call did not succeed: a `cancelled` series must not split by
+        // whatever reason a caller aborted with (core sends no code there; an older core did, mid-flight).
         calls.add(
           1,
-          event.code === undefined
+          code === undefined || (outcome !== 'failure' && outcome !== 'rejected')
             ? attrs.outcome(policy, route, outcome)
-            : attrs.outcomeCode(policy, route, outcome, event.code),
+            : attrs.outcomeCode(policy, route, outcome, code),
         );
         duration.record(event.duration, attrs.outcome(policy, route, outcome));
         return;
@@ -97,6 +115,8 @@ export function instrumentResilience(
   };
 
   const unsubscribe = resilience.on(onEvent);
+  if (meters === undefined) liveInstrumentations.set(resilience, (meters = new WeakSet()));
+  meters.add(meter);
 
   let active = true;
   return () => {
@@ -104,5 +124,6 @@ export function instrumentResilience(
     active = false;
     unsubscribe();
     gauges.dispose();
+    meters.delete(meter);
   };
 }
