@@ -87,6 +87,23 @@ describe('AimdLimit — threshold mode', () => {
     expect(aimd.onSample(Infinity, 0)).toBe('hold');
     expect(aimd.limit).toBe(10);
   });
+
+  it.each([Number.NaN, Infinity, -Infinity])(
+    'rejects now = %p, which would disable the cooldown or every decrease',
+    (now) => {
+      // A NaN decrease time made every later breach a decrease (the cooldown never held again); an Infinity one made
+      // every later breach a hold (the limit never fell again).
+      const aimd = threshold();
+      expect(() => aimd.onSample(500, now)).toThrow(
+        `AimdLimit.onSample: now must be a finite number of ms, got ${String(now)}`,
+      );
+      expect(aimd.limit).toBe(10);
+      expect(aimd.onSample(500, 0)).toBe('decrease');
+      expect(aimd.onSample(500, 1)).toBe('hold');
+      expect(aimd.onSample(500, 1000)).toBe('decrease');
+      expect(aimd.limit).toBeCloseTo(8.1, 12);
+    },
+  );
 });
 
 describe('AimdLimit — quantile mode', () => {

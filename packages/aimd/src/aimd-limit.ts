@@ -155,9 +155,12 @@ export class AimdLimit {
 
   /**
    * Feeds one latency sample observed at `now` (ms) and applies AIMD. Non-finite latencies are ignored
-   * (`'hold'`). O(1), allocation-free.
+   * (`'hold'`). A non-finite `now` throws a `RangeError`: stored as the last decrease, NaN would disable the
+   * cooldown for good and `Infinity` every later decrease. O(1), allocation-free.
    */
   onSample(latencyMs: number, now: number): AimdDecision {
+    if (!(now - now === 0))
+      throw new RangeError(`AimdLimit.onSample: now must be a finite number of ms, got ${now}`);
     if (!(latencyMs - latencyMs === 0)) return 'hold';
     const { latencyThreshold, minConcurrency, maxConcurrency } = this.options;
     let breach: boolean;

@@ -50,6 +50,24 @@ describe('CoDelQueue — options', () => {
     );
     expect(queue.size).toBe(0);
   });
+
+  it.each([Number.NaN, Infinity, -Infinity])('rejects now = %p at push, pop and idle', (now) => {
+    // Accepted, an Infinity or NaN arrival became the last empty instant: the queue never counted as congested,
+    // and its waiter (sojourn −∞ or NaN) was never shed and hid the expired waiters behind it, until it drained.
+    const queue = new CoDelQueue<string>({ maxSize: 4, target: 10 });
+    const message = `now must be a finite number of ms, got ${String(now)}`;
+    expect(() => queue.push('x', now)).toThrow(`CoDelQueue.push: ${message}`);
+    expect(queue.size).toBe(0);
+    expect(() => queue.pop(now)).toThrow(`CoDelQueue.pop: ${message}`);
+    expect(() => queue.idle(now)).toThrow(`CoDelQueue.idle: ${message}`);
+    queue.push('a', 0);
+    queue.push('b', 0);
+    expect(() => queue.pop(now)).toThrow(RangeError);
+    expect(queue.size).toBe(2);
+    expect(queue.pop(5)).toEqual({ item: 'a', shed: [] });
+    expect(queue.congested(100)).toBe(true);
+    expect(queue.pop(100)).toEqual({ shed: ['b'] });
+  });
 });
 
 describe('CoDelQueue — FIFO', () => {

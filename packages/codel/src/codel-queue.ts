@@ -52,6 +52,16 @@ const NOTHING: CoDelPopResult<never> = Object.freeze({ shed: NONE_SHED });
 const isFiniteNumber = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 
 /**
+ * Times must be finite: an `Infinity` or NaN arrival would become the last empty instant (never congested again
+ * until the queue drains) and a waiter whose sojourn is −∞ or NaN is never shed, hiding the expired waiters
+ * queued behind it.
+ */
+function checkNow(now: number, method: string): void {
+  if (!(now - now === 0))
+    throw new RangeError(`CoDelQueue.${method}: now must be a finite number of ms, got ${now}`);
+}
+
+/**
  * A bounded wait queue managed by CoDel at dequeue time, in the variant Facebook describes in B. Maurer, "Fail at
  * Scale", ACM Queue 13(8), 2015 — after K. Nichols and V. Jacobson, "Controlling Queue Delay", ACM Queue 10(5), 2012.
  *
@@ -151,15 +161,18 @@ export class CoDelQueue<T> {
    * O(1), no allocation.
    */
   idle(now: number): void {
+    checkNow(now, 'idle');
     if (this.count === 0) this.drain(now);
   }
 
   /**
    * Enqueues `item` arriving at `now`. A full queue rejects (`{ ok: false }`) unless `prioritized` and a waiter of
    * strictly lower criticality exists, which is then displaced and returned. Throws a `RangeError` for a
-   * criticality outside 0…3. A push onto a drained queue records `now` as its last empty instant.
+   * criticality outside 0…3 or a non-finite `now`. A push onto a drained queue records `now` as its last empty
+   * instant.
    */
   push(item: T, now: number, criticality: Criticality = Criticality.NORMAL): CoDelPushResult<T> {
+    checkNow(now, 'push');
     if (!isCriticality(criticality))
       throw new RangeError(`CoDelQueue.push: criticality must be 0, 1, 2 or 3, got ${String(criticality)}`);
     const prioritized = this.options.prioritized;
@@ -191,11 +204,13 @@ export class CoDelQueue<T> {
    * Otherwise sheds every waiter over its allowance (only when `target` is set), then returns the next waiter to
    * serve: from the highest non-empty tier when `prioritized` (else the single tier), the oldest — or the newest
    * while congested with `adaptiveLifo`. Serving the last waiter drains the queue `target` ms later if it is
-   * still empty then, unless this pop also shed; shedding alone never does.
+   * still empty then, unless this pop also shed; shedding alone never does. Throws a `RangeError` for a non-finite
+   * `now`.
    */
   pop(now: number): CoDelPopResult<T> {
+    checkNow(now, 'pop');
     if (this.count === 0) {
-      this.idle(now);
+      this.drain(now);
       return NOTHING;
     }
     const { target, interval, adaptiveLifo, prioritized } = this.options;

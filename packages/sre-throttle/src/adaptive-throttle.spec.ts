@@ -60,6 +60,25 @@ describe('AdaptiveThrottle — the formula', () => {
     expect(throttle.accepts(2499)).toBe(1);
     expect(throttle.accepts(2500)).toBe(0);
   });
+
+  it.each([Number.NaN, Infinity, -Infinity])(
+    'rejects now = %p, which would stop the window from resetting',
+    (now) => {
+      // An Infinity window start was never `window` ms in the past again: the counts of a bad spell stayed for good.
+      const throttle = new AdaptiveThrottle({ window: 1000, minThroughput: 0 });
+      const message = `now must be a finite number of ms, got ${String(now)}`;
+      expect(() => throttle.record(now, false)).toThrow(`AdaptiveThrottle.record: ${message}`);
+      expect(() => throttle.shouldReject(now, 0)).toThrow(`AdaptiveThrottle.shouldReject: ${message}`);
+      expect(() => throttle.rejectionProbability(now)).toThrow(
+        `AdaptiveThrottle.rejectionProbability: ${message}`,
+      );
+      expect(() => throttle.requests(now)).toThrow(RangeError);
+      expect(() => throttle.accepts(now)).toThrow(RangeError);
+      for (let i = 0; i < 10; i++) throttle.record(0, false);
+      expect(throttle.rejectionProbability(999)).toBeCloseTo(10 / 11, 15);
+      expect(throttle.rejectionProbability(1000)).toBe(0);
+    },
+  );
 });
 
 describe('AdaptiveThrottle — self-limiting steady state', () => {

@@ -73,11 +73,8 @@ export class AdaptiveThrottle {
 
   /** Probability in [0, 1) that the next call is rejected locally at `now`. */
   rejectionProbability(now: number): number {
-    this.roll(now);
-    const requests = this.requestCount;
-    if (requests < this.options.minThroughput) return 0;
-    const p = (requests - this.options.k * this.acceptCount) / (requests + 1);
-    return p > 0 ? p : 0;
+    this.roll(now, 'rejectionProbability');
+    return this.probability();
   }
 
   /**
@@ -85,7 +82,8 @@ export class AdaptiveThrottle {
    * as a request here; the caller must not `record` it.
    */
   shouldReject(now: number, random01: number): boolean {
-    if (random01 < this.rejectionProbability(now)) {
+    this.roll(now, 'shouldReject');
+    if (random01 < this.probability()) {
       this.requestCount++;
       return true;
     }
@@ -94,25 +92,38 @@ export class AdaptiveThrottle {
 
   /** Records a call that was made: `accepted` when the backend handled it (a healthy outcome). */
   record(now: number, accepted: boolean): void {
-    this.roll(now);
+    this.roll(now, 'record');
     this.requestCount++;
     if (accepted) this.acceptCount++;
   }
 
   /** Requests counted in the window current at `now` (made and shed). */
   requests(now: number): number {
-    this.roll(now);
+    this.roll(now, 'requests');
     return this.requestCount;
   }
 
   /** Accepted requests counted in the window current at `now`. */
   accepts(now: number): number {
-    this.roll(now);
+    this.roll(now, 'accepts');
     return this.acceptCount;
   }
 
-  /** Opens a fresh window when the current one has lasted `window` ms. */
-  private roll(now: number): void {
+  /** The rejection probability of the current window's counts. */
+  private probability(): number {
+    const requests = this.requestCount;
+    if (requests < this.options.minThroughput) return 0;
+    const p = (requests - this.options.k * this.acceptCount) / (requests + 1);
+    return p > 0 ? p : 0;
+  }
+
+  /**
+   * Opens a fresh window when the current one has lasted `window` ms. A non-finite `now` throws: an `Infinity`
+   * window start would never lie `window` ms in the past again, and the counts would never reset.
+   */
+  private roll(now: number, method: string): void {
+    if (!(now - now === 0))
+      throw new RangeError(`AdaptiveThrottle.${method}: now must be a finite number of ms, got ${now}`);
     if (now - this.windowStart >= this.options.window) {
       this.windowStart = now;
       this.requestCount = 0;

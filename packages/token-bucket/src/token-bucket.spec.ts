@@ -78,6 +78,34 @@ describe('TokenBucket', () => {
     expect(bucket.tryTake(6000)).toBe(true);
   });
 
+  it('regression (review): at epoch-ms clock values a fast bucket still stops at its burst', () => {
+    // 1024 tokens per ms: one token is 2⁻¹⁰ ms, four ulps of a clock near 1.7e12 (ulp 2⁻¹²), so every take is exact.
+    // The clock-scaled tolerance reached 1.5 tokens here, more than a take of one: every take was admitted.
+    const bucket = new TokenBucket({ permits: 1024, per: 1 });
+    const now = 1.7e12;
+    let admitted = 0;
+    for (let i = 0; i < 3 * 1024; i++) if (bucket.tryTake(now)) admitted++;
+    expect(admitted).toBe(1024);
+    expect(bucket.tokens(now)).toBe(0);
+    expect(bucket.msUntil(now)).toBe(2 ** -10);
+    expect(bucket.tryTake(now + 2 ** -10)).toBe(true);
+    expect(bucket.tryTake(now + 2 ** -10)).toBe(false);
+  });
+
+  it.each([Number.NaN, Infinity, -Infinity])('rejects now = %p, which would poison the bucket', (now) => {
+    const bucket = new TokenBucket({ permits: 1, per: 1000 });
+    expect(() => bucket.tryTake(now)).toThrow(
+      `TokenBucket.tryTake: now must be a finite number of ms, got ${String(now)}`,
+    );
+    expect(() => bucket.tokens(now)).toThrow(RangeError);
+    expect(() => bucket.msUntil(now)).toThrow(RangeError);
+    // Nothing was taken and the latest time seen is unchanged: the bucket still limits.
+    expect(bucket.tryTake(0)).toBe(true);
+    expect(bucket.tryTake(0)).toBe(false);
+    expect(bucket.tryTake(999)).toBe(false);
+    expect(bucket.tryTake(1000)).toBe(true);
+  });
+
   it('rejects a negative or NaN n', () => {
     const bucket = new TokenBucket({ permits: 1, per: 1000 });
     expect(() => bucket.tryTake(0, -1)).toThrow('TokenBucket.tryTake: n must be ≥ 0, got -1');
@@ -143,6 +171,45 @@ describe('TokenBucket — properties', () => {
             taken += admitted[j]!.n;
             const interval = admitted[j]!.at - admitted[i]!.at;
             expect(taken).toBeLessThanOrEqual(burst + (permits / per) * interval + 1e-9);
+          }
+        }
+      }),
+    );
+  });
+
+  it('admits at most burst + rate·interval (+ half a token of tolerance) at any clock value, at any rate', () => {
+    // Power-of-two token periods keep every take exact on clocks up to 2⁴², so only the tolerance is under test.
+    const fast = fc.record({
+      log2MsPerToken: fc.integer({ min: -10, max: 0 }),
+      permits: fc.integer({ min: 1, max: 8 }),
+      extraBurst: fc.integer({ min: 0, max: 4 }),
+      start: fc.constantFrom(0, 1e9, 1.7e12, 2 ** 42 - 2 ** 20),
+    });
+    /** Gaps in quarters of a token's period, often none (bursts at one instant). */
+    const steps = fc.array(
+      fc.record({
+        quarters: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 8 })),
+        n: fc.integer({ min: 0, max: 3 }),
+      }),
+      { maxLength: 200 },
+    );
+    fc.assert(
+      fc.property(fast, steps, ({ log2MsPerToken, permits, extraBurst, start }, ops) => {
+        const msPerToken = 2 ** log2MsPerToken;
+        const burst = permits + extraBurst;
+        const bucket = new TokenBucket({ permits, per: permits * msPerToken, burst });
+        const admitted: Array<{ at: number; n: number }> = [];
+        let now = start;
+        for (const { quarters, n } of ops) {
+          now += (quarters / 4) * msPerToken;
+          if (bucket.tryTake(now, n)) admitted.push({ at: now, n });
+        }
+        for (let i = 0; i < admitted.length; i++) {
+          let taken = 0;
+          for (let j = i; j < admitted.length; j++) {
+            taken += admitted[j]!.n;
+            const interval = admitted[j]!.at - admitted[i]!.at;
+            expect(taken).toBeLessThanOrEqual(burst + interval / msPerToken + 0.5);
           }
         }
       }),

@@ -24,9 +24,15 @@ const isFinitePositive = (x: unknown): x is number => typeof x === 'number' && x
  * bucket can hold `n − 1e-13` tokens, and a caller honouring Retry-After would be refused again with a wait of
  * 1e-13 ms, below a clock's resolution. The rounding of `fullAt − now` grows with the clock's value (a few ulps of
  * `now`), so the tolerance does too; a billionth of a token early is no overdraft.
+ *
+ * Capped at half a token (half of `n` when `n < 1`): at epoch-ms clock values and rates of several hundred
+ * thousand per second a few ulps of `now` are worth more than a token, and an uncapped tolerance of `n` or more
+ * admitted every take — no limit at all. With the cap an admission still needs more than half of `n` available.
  */
-function tolerance(t: number, msPerToken: number): number {
-  return 1e-9 + (Math.abs(t) * 2 ** -50) / msPerToken;
+function tolerance(t: number, msPerToken: number, n: number): number {
+  const tol = 1e-9 + (Math.abs(t) * 2 ** -50) / msPerToken;
+  const cap = n < 1 ? n / 2 : 0.5;
+  return tol < cap ? tol : cap;
 }
 
 /**
@@ -66,17 +72,17 @@ export class TokenBucket {
 
   /** Tokens available at `now`, in [0, burst] (fractional while refilling). */
   tokens(now: number): number {
-    return this.available(this.advance(now));
+    return this.available(this.advance(now, 'tokens'));
   }
 
   /**
    * Takes `n` tokens if that many are available at `now` and returns true; otherwise takes nothing and returns
-   * false. O(1), allocation-free. Throws a `RangeError` for a negative or NaN `n`.
+   * false. O(1), allocation-free. Throws a `RangeError` for a negative or NaN `n`, or a non-finite `now`.
    */
   tryTake(now: number, n = 1): boolean {
     if (!(n >= 0)) throw new RangeError(`TokenBucket.tryTake: n must be ≥ 0, got ${n}`);
-    const t = this.advance(now);
-    if (this.available(t) + tolerance(t, this.msPerToken) < n) return false;
+    const t = this.advance(now, 'tryTake');
+    if (this.available(t) + tolerance(t, this.msPerToken, n) < n) return false;
     this.fullAt = (this.fullAt > t ? this.fullAt : t) + n * this.msPerToken;
     return true;
   }
@@ -87,14 +93,21 @@ export class TokenBucket {
    */
   msUntil(now: number, n = 1): number {
     if (!(n >= 0)) throw new RangeError(`TokenBucket.msUntil: n must be ≥ 0, got ${n}`);
-    const t = this.advance(now);
+    const t = this.advance(now, 'msUntil');
     const missing = n - this.available(t);
-    if (missing <= tolerance(t, this.msPerToken)) return 0;
+    if (missing <= tolerance(t, this.msPerToken, n)) return 0;
     if (n > this.options.burst) return Infinity;
     return missing * this.msPerToken;
   }
 
-  private advance(now: number): number {
+  /**
+   * The time to use for `now`: the latest seen. A non-finite `now` throws (NaN, ±Infinity): `Infinity` would become
+   * the latest time for good and every later take would be admitted; NaN or −Infinity on a fresh bucket admitted
+   * every take too.
+   */
+  private advance(now: number, method: string): number {
+    if (!(now - now === 0))
+      throw new RangeError(`TokenBucket.${method}: now must be a finite number of ms, got ${now}`);
     if (now > this.latest) this.latest = now;
     return this.latest;
   }
