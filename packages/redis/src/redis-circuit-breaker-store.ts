@@ -17,6 +17,7 @@ import {
   OptionCheck,
   clockArg,
   keyBase,
+  redisTtl,
   replyNumber,
   resolveRedisStoreOptions,
   type RedisStoreOptions,
@@ -165,7 +166,7 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
   }
 
   #ttl(params: BreakerParams): number {
-    return Math.ceil(Math.max(this.options.keyTtl, 2 * params.samplingWindow, 2 * params.breakDuration));
+    return redisTtl(Math.max(this.options.keyTtl, 2 * params.samplingWindow, 2 * params.breakDuration));
   }
 }
 

@@ -122,6 +122,24 @@ if (RUN_REDIS_TESTS) {
       });
     });
 
+    it('waits out a slow reply under a commandTimeout longer than a Node timer holds (600h), not 1 ms', async () => {
+      const warnings: string[] = [];
+      const onWarning = (w: Error) => warnings.push(w.name);
+      process.on('warning', onWarning);
+      try {
+        const store = redisRateLimitStore(client, { prefix, commandTimeout: '600h' });
+        const k = key();
+        proxy.stall(); // Redis answers 50 ms late
+        const outcome = store.take(k, { permits: 1, per: 1000, burst: 1 }, 0).catch((e: unknown) => e);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        proxy.restore();
+        expect(await outcome).toEqual({ ok: true, tokens: 0 });
+        expect(warnings).not.toContain('TimeoutOverflowWarning');
+      } finally {
+        process.off('warning', onWarning);
+      }
+    });
+
     it('fails within commandTimeout while the connection is cut and recovers on reconnect without a restart', async () => {
       const store = redisRateLimitStore(client, { prefix, commandTimeout: TIMEOUT });
       const k = key();

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { systemClock } from '@ballast/core';
 import { RedisStoreError, type RedisStoreName } from './redis-store-error';
 
 /**
@@ -66,15 +67,20 @@ export class ScriptRunner {
     const ms = this.commandTimeout;
     if (!(ms > 0 && ms < Infinity)) return reply;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new RedisStoreError(this.store, operation, undefined, true)), ms);
-      timer.unref();
+      // core's system clock, not a bare setTimeout: Node holds a timer delay in 32 bits, so a commandTimeout past
+      // ~24.8 days ('600h') would fire after 1 ms and fail every command; the clock chains timers for such delays
+      // (and unrefs them).
+      const timer = systemClock.setTimeout(
+        () => reject(new RedisStoreError(this.store, operation, undefined, true)),
+        ms,
+      );
       reply.then(
         (value) => {
-          clearTimeout(timer);
+          systemClock.clearTimeout(timer);
           resolve(value);
         },
         (error: unknown) => {
-          clearTimeout(timer);
+          systemClock.clearTimeout(timer);
           reject(error);
         },
       );

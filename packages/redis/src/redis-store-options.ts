@@ -75,8 +75,18 @@ export function resolveRedisStoreOptions(
     .check(time === 'server' || time === 'caller', 'time', "'server' or 'caller'", time)
     .check(Number.isFinite(keyTtl) && keyTtl >= 1000, 'keyTtl', 'a finite duration ≥ 1s', options.keyTtl);
   // Whole ms: PEXPIRE and SET PX take integers, and '2.3h' parses to 8279999.999… ms.
-  return { prefix, time, commandTimeout, keyTtl: Math.ceil(keyTtl) };
+  return { prefix, time, commandTimeout, keyTtl: redisTtl(keyTtl) };
 }
+
+/**
+ * The longest TTL the stores set: 2^53 − 1 ms (285,000 years, i.e. never). Redis refuses an expiry past 2^63 ms
+ * ('ERR value is not an integer or out of range'), so a longer duration that validation accepts (a `keyTtl`, or a
+ * `breakDuration` of `Number.MAX_VALUE` meaning "until reset") would fail every write.
+ */
+export const MAX_TTL = Number.MAX_SAFE_INTEGER;
+
+/** A TTL argument for PEXPIRE / SET PX: whole ms, at most {@link MAX_TTL}. */
+export const redisTtl = (ms: number): number => Math.min(Math.ceil(ms), MAX_TTL);
 
 /**
  * `prefix:{id}` — the braces make `id` the Redis Cluster hash tag, so every key of one (policy, route) lives in one

@@ -254,6 +254,29 @@ if (RUN_REDIS_TESTS) {
       for (const name of keys) expect(await redis.pttl(name)).toBeGreaterThan(0);
     });
 
+    it('takes durations longer than a Redis expiry can hold (Number.MAX_VALUE = "forever"): every write works', async () => {
+      const forever = Number.MAX_VALUE;
+      const k = stateKey('forever', 'r');
+      const cb = redisCircuitBreakerStore(redis, { prefix });
+      const p = { ...breaker, breakDuration: forever };
+      for (let i = 0; i < p.minThroughput; i++) {
+        const a = await cb.acquire(k, p, 0);
+        if (!a.admitted) throw new Error('rejected while closed');
+        await cb.record(k, p, a, 'failure', 0);
+      }
+      expect(await cb.acquire(k, p, 0)).toMatchObject({ admitted: false, state: 'open' });
+      const rl = redisRateLimitStore(redis, { prefix });
+      const once = { permits: 1, per: forever, burst: 1 };
+      expect((await rl.take(k, once, 0)).ok).toBe(true);
+      expect((await rl.take(k, once, 0)).ok).toBe(false);
+      const dd = redisLatencyDigestStore(redis, { prefix, keyTtl: forever });
+      await dd.observe(k, { quantile: 0.5, window: 10 }, 12, 0);
+      await dd.reset(k, 0);
+      const keys = await scanKeys(redis, `${prefix}:{forever*`);
+      expect(keys.length).toBeGreaterThanOrEqual(5);
+      for (const name of keys) expect(await redis.pttl(name)).toBeGreaterThan(0);
+    });
+
     it('with localCacheTtl, serves a cached closed state until it expires (documented staleness)', async () => {
       const opts = { prefix, time: 'caller', localCacheTtl: 1000 } as const;
       const cached = redisCircuitBreakerStore(redis, opts);

@@ -51,6 +51,27 @@ local function bucketNames()
   for i = 0, B - 1 do names[#names + 1] = 'f' .. i end
   return names
 end
+-- Frees the leases of probes that never reported within breakDuration, and cuts one expiring more than
+-- breakDuration ahead (granted before the clock stepped back, or under a longer breakDuration) to that, as core's
+-- reclaimLeases does. Answers how many leases are held and the soonest expiry.
+local function reclaimLeases(now, bd)
+  local held, soonest = 0, nil
+  local leases = redis.call('HGETALL', L)
+  for i = 1, #leases, 2 do
+    local exp = tonumber(leases[i + 1])
+    if exp <= now then
+      redis.call('HDEL', L, leases[i])
+    else
+      if exp - now > bd then
+        exp = now + bd
+        redis.call('HSET', L, leases[i], fmt(exp))
+      end
+      held = held + 1
+      if soonest == nil or exp < soonest then soonest = exp end
+    end
+  end
+  return held, soonest
+end
 local function moveTo(state, g, ou, ttl)
   redis.call('DEL', K, L)
   if state == 'open' then
@@ -85,21 +106,7 @@ if s == 'open' then
   from = 'open'
   moveTo('half_open', g, 0, ttl)
 end
-local held, soonest = 0, nil
-local leases = redis.call('HGETALL', L)
-for i = 1, #leases, 2 do
-  local exp = tonumber(leases[i + 1])
-  if exp <= now then
-    redis.call('HDEL', L, leases[i])
-  else
-    if exp - now > bd then
-      exp = now + bd
-      redis.call('HSET', L, leases[i], fmt(exp))
-    end
-    held = held + 1
-    if soonest == nil or exp < soonest then soonest = exp end
-  end
-end
+local held, soonest = reclaimLeases(now, bd)
 if held + hs >= hmax then
   local wait = bd
   if soonest then wait = soonest - now end
@@ -128,12 +135,8 @@ local st = redis.call('HMGET', K, 's', 'g', 'sw', 'h', 'tc', 'tf')
 local s, g = st[1] or 'closed', tonumber(st[2] or '0')
 if pg ~= g or s == 'open' then return {s, ''} end
 if s == 'half_open' then
-  local exp = redis.call('HGET', L, lease)
-  if not exp then return {s, ''} end
-  if tonumber(exp) <= now then
-    redis.call('HDEL', L, lease)
-    return {s, ''}
-  end
+  reclaimLeases(now, bd)
+  if redis.call('HEXISTS', L, lease) == 0 then return {s, ''} end
   if outcome == 'failure' then
     moveTo('open', g + 1, now + bd, ttl)
     return {'open', 'half_open'}

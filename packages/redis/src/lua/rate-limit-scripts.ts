@@ -62,7 +62,8 @@ if op == 'take' then
 end
 if dirty then
   redis.call('HSET', K, 'fa', fmt(fa), 'lt', fmt(t), 'pm', fmt(permits), 'pe', fmt(per), 'bu', fmt(burst))
-  redis.call('PEXPIRE', K, math.max(1000, math.ceil(fa - t) + 1000))
+  -- at most 2^53 - 1 ms: Redis refuses an expiry past 2^63 ms, which a huge \`per\` would otherwise ask for
+  redis.call('PEXPIRE', K, math.min(math.max(1000, math.ceil(fa - t) + 1000), 9007199254740991))
 elseif fa and not (lt and lt >= t) then
   -- Nothing else changed, but time moved forward: record it (the expiry, set from fa, stays as it is).
   redis.call('HSET', K, 'lt', fmt(t))
