@@ -47,8 +47,13 @@ local a = available(fa, burst, mpt)
 local ok = false
 if op == 'take' then
   -- Within a tolerance of n counts as n (float refill, as in @ballast/token-bucket): waiting exactly retryAfter
-  -- must do. The rounding grows with the clock's value (epoch ms on the server clock), so the tolerance does too.
-  if a + 1e-9 + math.abs(t) * 2^-50 / mpt >= n then
+  -- must do. The rounding grows with the clock's value (epoch ms on the server clock), so the tolerance does too,
+  -- capped at half a token (half of n below 1): uncapped, a bucket of ~1M/s at epoch ms admitted every take.
+  local tol = 1e-9 + math.abs(t) * 2^-50 / mpt
+  local tolCap = 0.5
+  if n < 1 then tolCap = n / 2 end
+  if tol > tolCap then tol = tolCap end
+  if a + tol >= n then
     ok = true
     if fa == nil or fa < t then fa = t end
     fa = fa + n * mpt

@@ -77,6 +77,20 @@ export function describeRateLimitStoreConformance(
       }
     });
 
+    it('still limits a fast bucket at epoch-ms clock values (the rounding allowance stays under a token)', async () => {
+      const b = bench();
+      await b.advance(1.7e12 - b.now());
+      const key = b.key();
+      const p = { permits: 1024, per: 1, burst: 1024 }; // ~1M/s
+      const now = b.now();
+      for (let i = 0; i < 1024; i++) expect((await b.store.take(key, p, now)).ok).toBe(true);
+      const denied = await b.store.take(key, p, now);
+      expect(denied.ok).toBe(false);
+      // Exactly one token's time later, one more goes.
+      await b.advance(denied.ok ? 0 : denied.retryAfter);
+      expect((await b.store.take(key, p, b.now())).ok).toBe(true);
+    });
+
     it('refills continuously and fractionally', async () => {
       const b = bench();
       const key = b.key();
