@@ -60,10 +60,15 @@ interleaved rounds, medians; the worst slice and the heap are the extremes over 
 ${new Date().toISOString().slice(0, 10)}.
 
 ${table}
-Reading it: the short loops of the pipeline section finish before a peer's periodic work runs. Held for
-${SECONDS} s, opossum keeps every call's latency for its 10 s window and sorts the whole window once a second for its
-snapshot; its rate then falls the longer it runs. Ballast's breaker keeps fixed-size buckets (counts, no samples),
-and nothing in its pipeline runs on a timer while calls succeed.
+Reading it: the pipeline section's short loops end before a peer's periodic work runs. Held for ${SECONDS} s:
+- opossum pushes every call's latency into its 10 s window, even with percentiles off, so its heap grows with the
+  call rate (the max heapUsed column); by default it also sorts the whole window once a second for its snapshot,
+  and its rate falls the longer it runs, with whole seconds in which almost nothing completes (the worst slice).
+- Turning opossum's percentiles and snapshots off removes the sort but not the memory.
+- Ballast's breaker keeps fixed-size buckets of counts, and nothing in its pipeline runs on a timer while calls
+  succeed: its heap stays flat and its rate steady. Its default rows include the AsyncLocalStorage frame, as in the
+  pipeline section.
+- Absolute figures move with the machine's state between sections and runs; compare rows within one section.
 
 Rerun alone: \`npm run build && node tools/bench/src/sustained.bench.mjs\` (env \`BENCH_SUSTAINED_ROUNDS\`; about
 ${Math.ceil((variants.length * SECONDS * ROUNDS) / 60)} minutes).`;
