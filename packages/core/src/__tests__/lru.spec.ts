@@ -157,4 +157,52 @@ describe('maxKeysPerPolicy', () => {
     expect((await routes(resilience, 'q')).length).toBeLessThanOrEqual(100); // back under the bound at once
     checks.mockRestore();
   });
+
+  it('stays bounded while streams are refused and every other key is busy; a stream being admitted pins its key', async () => {
+    const { resilience, clock } = setup([policy('p', [breaker()])], { maxKeysPerPolicy: 2 });
+    const d = deferred();
+    const busy = ['x', 'y'].map((route) => settle(resilience.run(() => d.promise, { policy: 'p', route })));
+    await resilience.run(() => 1, { policy: 'p', route: 'warm' }); // a sweep finds x and y pinned
+    await resilience.admin.forceOpen('p');
+    for (let i = 0; i < 50; i++) {
+      await expect(resilience.admitStream('p', { route: `s${i}` })).rejects.toMatchObject({
+        code: 'resilience_forced_open',
+      });
+    }
+    // x, y and the one idle key of the latest refusal (+ the policy-wide entry of the route-less force-open)
+    expect((await routes(resilience)).filter((r) => r !== undefined)).toEqual(['x', 'y', 's49']);
+    d.resolve(1);
+    await clock.advance(0);
+    expect(busy.map((b) => b.value)).toEqual([1, 1]);
+  });
+
+  it('does not evict a key while its stream waits for a remote breaker store', async () => {
+    const local = new InMemoryCircuitBreakerStore();
+    const gate = deferred();
+    const slow = {
+      acquire: async (...a: Parameters<InMemoryCircuitBreakerStore['acquire']>) => {
+        await gate.promise;
+        return local.acquire(...a);
+      },
+      record: (...a: Parameters<InMemoryCircuitBreakerStore['record']>) => local.record(...a),
+      inspect: (...a: Parameters<InMemoryCircuitBreakerStore['inspect']>) => local.inspect(...a),
+      reset: (...a: Parameters<InMemoryCircuitBreakerStore['reset']>) => local.reset(...a),
+      evict: (...a: Parameters<InMemoryCircuitBreakerStore['evict']>) => local.evict(...a),
+    };
+    const { resilience } = setup([policy('p', [breaker({ minThroughput: 1 })])], {
+      maxKeysPerPolicy: 1,
+      stores: { circuitBreaker: slow },
+    });
+    const opening = resilience.admitStream('p', { route: 's' });
+    const other = settle(resilience.run(() => 1, { policy: 'p', route: 'other' }));
+    gate.resolve(undefined);
+    const permit = await opening;
+    await Promise.resolve();
+    expect(other.value).toBe(1);
+    expect(await routes(resilience)).toContain('s'); // pinned while admitting, then by the running stream
+    permit.settle(new Error('stream failed'));
+    await Promise.resolve();
+    const s = (await resilience.admin.inspect({ policy: 'p' })).find((x) => x.route === 's');
+    expect(s?.breaker?.state).toBe('open'); // its outcome reached the breaker the key still holds
+  });
 });

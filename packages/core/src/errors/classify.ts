@@ -52,8 +52,27 @@ export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
 /** How deep the `cause` chain is searched for a network code (guards against cycles). */
 const MAX_CAUSE_DEPTH = 5;
 
+/**
+ * Reads `value[key]`; a getter (or a Proxy trap) that throws reads as absent. Classification judges what a call
+ * threw, so it must never throw itself: that would replace the caller's error with the getter's, and leave the
+ * call's bulkhead slot and breaker lease unreleased (they are given back after the outcome is classified).
+ */
 function property(value: unknown, key: string): unknown {
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/** {@link isResilienceError} for an arbitrary thrown value: a Proxy whose traps throw is not one. */
+function isOwnError(error: unknown): error is { readonly kind: ExceptionKind; readonly retryAfter?: number } {
+  try {
+    return isResilienceError(error);
+  } catch {
+    return false;
+  }
 }
 
 function hasNetworkCode(error: unknown): boolean {
@@ -91,7 +110,7 @@ export function kindOfHttpStatus(status: number): ExceptionKind {
 
 /** The default classifier; see the file comment for the rules. */
 export function classify(error: unknown): ExceptionKind {
-  if (isResilienceError(error)) return error.kind;
+  if (isOwnError(error)) return error.kind;
   if (typeof error !== 'object' || error === null) return 'internal';
   if (hasNetworkCode(error)) return 'infrastructure';
   if (property(error, 'name') === 'TimeoutError') return 'infrastructure';
@@ -108,7 +127,7 @@ export function classify(error: unknown): ExceptionKind {
 export function composeClassifier(user?: Classifier): (error: unknown) => ExceptionKind {
   if (user === undefined) return classify;
   return (error) => {
-    if (isResilienceError(error)) return error.kind;
+    if (isOwnError(error)) return error.kind;
     let kind: ExceptionKind | undefined;
     try {
       kind = user(error);
@@ -126,15 +145,20 @@ const DELTA_SECONDS = /^\s*(\d+(?:\.\d+)?)\s*$/;
 function headerValue(headers: unknown): unknown {
   if (typeof headers !== 'object' || headers === null) return undefined;
   const get = property(headers, 'get');
-  if (typeof get === 'function') {
-    // Fetch `Headers`, or a Map-like keyed by the lower-case name.
-    const value: unknown = (get as (name: string) => unknown).call(headers, 'retry-after');
-    if (value !== undefined && value !== null) return value;
+  // A throwing `get` or an exotic headers object reads as no header (see `property`).
+  try {
+    if (typeof get === 'function') {
+      // Fetch `Headers`, or a Map-like keyed by the lower-case name.
+      const value: unknown = (get as (name: string) => unknown).call(headers, 'retry-after');
+      if (value !== undefined && value !== null) return value;
+    }
+    const record = headers as Record<string, unknown>;
+    if (record['retry-after'] !== undefined) return record['retry-after'];
+    if (record['Retry-After'] !== undefined) return record['Retry-After'];
+    for (const key of Object.keys(record)) if (key.toLowerCase() === 'retry-after') return record[key];
+  } catch {
+    // fall through
   }
-  const record = headers as Record<string, unknown>;
-  if (record['retry-after'] !== undefined) return record['retry-after'];
-  if (record['Retry-After'] !== undefined) return record['Retry-After'];
-  for (const key of Object.keys(record)) if (key.toLowerCase() === 'retry-after') return record[key];
   return undefined;
 }
 
@@ -145,7 +169,10 @@ function headerValue(headers: unknown): unknown {
  */
 export function parseRetryAfter(value: unknown): number | undefined {
   if (Array.isArray(value)) return parseRetryAfter(value[0]);
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value * 1000 : undefined;
+  if (typeof value === 'number') {
+    const ms = value * 1000;
+    return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+  }
   if (typeof value !== 'string') return undefined;
   const seconds = DELTA_SECONDS.exec(value);
   if (seconds !== null) {
@@ -161,7 +188,7 @@ export function parseRetryAfter(value: unknown): number | undefined {
  * on `headers` or `response.headers` (plain object, any case, or a fetch `Headers`). `undefined` when absent.
  */
 export function retryAfterOf(error: unknown): number | undefined {
-  if (isResilienceError(error)) return error.retryAfter;
+  if (isOwnError(error)) return error.retryAfter;
   if (typeof error !== 'object' || error === null) return undefined;
   return (
     parseRetryAfter(headerValue(property(error, 'headers'))) ??

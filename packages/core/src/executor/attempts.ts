@@ -163,6 +163,8 @@ function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): number {
     const hint = retryAfterOf(lane.error);
     if (hint !== undefined && hint > delay) delay = hint;
   }
+  // A wait that never ends (an infinite `retryAfter`) outlives any deadline: the real error now, not a hung call.
+  if (!(delay < Infinity)) return stop(inv, lane, false);
   if (inv.deadline !== undefined && e.clock.now() + delay >= inv.deadline) return stop(inv, lane, false);
   // Withdrawn last: a retry the deadline rules out spends no token.
   const budget = inv.ks.retryBudget;

@@ -33,29 +33,39 @@ export async function admitStream(engine: Engine, pr: PolicyRuntime, ks: KeyStat
     }
     throw err;
   };
-  if (ks.forcedOpen || pr.forcedAll) refuse(ErrorCode.FORCED_OPEN);
+  // Counted as a running stream from the start, not only once admitted: the key must not be evicted while a remote
+  // store decides, and a refusal then gives it back through `release`, which tells the eviction sweep that the key
+  // may be idle (else keys of refused streams escaped the sweep and the map grew past maxKeysPerPolicy).
+  ks.inflight++;
+  ks.streams++;
   const bp = pr.breakerParams;
   let local = e.breakerStore === e.breakerLocal;
   let adm: BreakerAdmission | undefined;
-  if (bp !== undefined) {
-    try {
-      const r = (local ? e.breakerLocal : e.breakerStore).acquire(ks.key, bp, started);
-      adm = isPromiseLike(r) ? await r : r;
-    } catch (err) {
-      if (e.listening) e.emit({ type: 'store_degraded', policy, route, store: 'circuitBreaker', error: err });
-      if (!pr.policy.failOpenOnStoreError) refuse(ErrorCode.STORE_UNAVAILABLE, undefined, err);
-      local = true;
-      adm = e.breakerLocal.acquire(ks.key, bp, e.clock.now()) as BreakerAdmission;
+  try {
+    if (ks.forcedOpen || pr.forcedAll) refuse(ErrorCode.FORCED_OPEN);
+    if (bp !== undefined) {
+      try {
+        const r = (local ? e.breakerLocal : e.breakerStore).acquire(ks.key, bp, started);
+        adm = isPromiseLike(r) ? await r : r;
+      } catch (err) {
+        if (e.listening)
+          e.emit({ type: 'store_degraded', policy, route, store: 'circuitBreaker', error: err });
+        if (!pr.policy.failOpenOnStoreError) refuse(ErrorCode.STORE_UNAVAILABLE, undefined, err);
+        local = true;
+        adm = e.breakerLocal.acquire(ks.key, bp, e.clock.now()) as BreakerAdmission;
+      }
+      if (adm.transition !== undefined && e.listening) {
+        e.emit({ type: 'breaker_state', policy, route, from: adm.transition.from, to: adm.transition.to });
+      }
+      ks.sawBreaker(adm.state);
+      if (!adm.admitted) refuse(ErrorCode.CIRCUIT_OPEN, adm.retryAfter);
     }
-    if (adm.transition !== undefined && e.listening) {
-      e.emit({ type: 'breaker_state', policy, route, from: adm.transition.from, to: adm.transition.to });
-    }
-    ks.sawBreaker(adm.state);
-    if (!adm.admitted) refuse(ErrorCode.CIRCUIT_OPEN, adm.retryAfter);
+  } catch (err) {
+    ks.streams--;
+    ks.release();
+    throw err;
   }
   const permit = adm?.admitted ? { generation: adm.generation, lease: adm.lease } : undefined;
-  ks.inflight++;
-  ks.streams++;
   let settled = false;
   return {
     settle(error?: unknown, cancelled = false): void {
