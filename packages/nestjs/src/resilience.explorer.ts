@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants';
 import {
@@ -116,7 +117,8 @@ export class ResilienceExplorer implements OnModuleInit {
       );
     let wrapped = 0;
     for (const wrapper of this.discovery.getProviders()) {
-      const proto = prototypeOf(wrapper);
+      const proxied = proxiedClassPrototype(wrapper);
+      const proto = proxied ?? prototypeOf(wrapper);
       if (proto === undefined || proto === Object.prototype) continue;
       if (this.reflector.get(ResilienceBindingMetadata, proto.constructor) !== undefined) {
         problems.push(
@@ -128,7 +130,7 @@ export class ResilienceExplorer implements OnModuleInit {
         if (binding === undefined) continue;
         check(binding, `${String(wrapper.name)}.${name}`);
         if (known.has(binding.policy)) {
-          this.#wrap(wrapper, proto, name, binding);
+          this.#wrap(wrapper, proto, name, binding, proxied !== undefined);
           wrapped++;
         }
       }
@@ -152,14 +154,21 @@ export class ResilienceExplorer implements OnModuleInit {
   /**
    * Static providers get an own-property wrapper on their instance (the prototype stays untouched, so several
    * applications in one process — e.g. tests — each keep their own `Resilience`). Request-scoped and transient
-   * providers have no instance yet, so their prototype method is wrapped, bound to the latest application.
+   * providers have no instance yet, so their prototype method is wrapped, bound to the latest application; so are
+   * the classes of proxy providers (`proxied`, see {@link proxiedClassPrototype}), whose real instances live elsewhere.
    */
-  #wrap(wrapper: InstanceWrapper, proto: object, name: string, binding: ResilienceBinding): void {
+  #wrap(
+    wrapper: InstanceWrapper,
+    proto: object,
+    name: string,
+    binding: ResilienceBinding,
+    proxied: boolean,
+  ): void {
     // `proto[name]` may already be a prototype wrapper: this class's own (wrapped by an earlier application), or
     // one it inherits from a request-scoped or transient base class. Wrapping that again would run the policy twice.
     const current = (proto as Record<string, AnyMethod & { [WRAPPED]?: AnyMethod }>)[name]!;
     const original = current[WRAPPED] ?? current;
-    if (wrapper.isDependencyTreeStatic() && !wrapper.isTransient && isObject(wrapper.instance)) {
+    if (!proxied && wrapper.isDependencyTreeStatic() && !wrapper.isTransient && isObject(wrapper.instance)) {
       const host = { resilience: this.resilience, streams: this.streams };
       const wrappedMethod = this.#wrapper(original, binding, () => host, returnsObservable(proto, name));
       // Modules that find their methods on the instance later (@nestjs/schedule's @Cron/@Interval/@Timeout, event
@@ -281,6 +290,22 @@ function isHandler(method: object): boolean {
     Reflect.getMetadata(PATH_METADATA, method) !== undefined ||
     Reflect.getMetadata(PATTERN_HANDLER_METADATA, method) !== undefined
   );
+}
+
+/**
+ * The prototype of the class a proxy provider stands for: a factory provider whose token is a class and whose value is
+ * a `Proxy`, like nestjs-cls's `@InjectableProxy()` classes (`ClsModule.forFeature(RequestUser)`). Its value forwards
+ * every property to an instance created per request (`moduleRef.create(RequestUser)`), which the explorer never sees,
+ * and outside a request its prototype reads as `Object.prototype`: such a class's decorated methods silently ran
+ * without their policy, and a misspelled policy passed the bootstrap check. Its prototype is wrapped instead, as for
+ * request-scoped providers.
+ */
+function proxiedClassPrototype(wrapper: InstanceWrapper): object | undefined {
+  if (!wrapper.isFactory || !types.isProxy(wrapper.instance)) return undefined;
+  const token: unknown = wrapper.token;
+  if (typeof token !== 'function') return undefined;
+  const proto: unknown = (token as { prototype?: unknown }).prototype;
+  return isObject(proto) ? proto : undefined;
 }
 
 function isObject(value: unknown): value is object {
