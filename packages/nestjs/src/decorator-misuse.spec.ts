@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Controller, Get, Injectable, Post, Sse, type Type } from '@nestjs/common';
 import { EventPattern, MessagePattern } from '@nestjs/microservices';
 import { ResiliencePolicy, isResilienceError } from '@ballast/core';
-import { of, type Observable } from 'rxjs';
+import { Observable, of } from 'rxjs';
 import { bootstrapError as bootError } from './__tests__/harness';
 import { Hedged, Resilient, ResilienceModule } from './index';
 
@@ -206,5 +206,65 @@ describe('@Resilient and @Hedged with bad arguments', () => {
       'Invalid @Resilient(): the options must be an object ({ route? }), got null',
     );
     expect(() => resilient('plain', { route: 'catalog' })).not.toThrow();
+  });
+});
+
+describe('@Resilient on a provider method declared to return something other than a Promise', () => {
+  class Product {}
+
+  it('fails the bootstrap: the policy makes the method return a Promise, and callers would get one', async () => {
+    @Injectable()
+    class Inventory {
+      @Resilient('plain')
+      stock(): number {
+        return 7;
+      }
+
+      @Hedged('plain')
+      find(): Product[] {
+        return [];
+      }
+    }
+    const error = await bootstrapError([], [Inventory]);
+    expect(isResilienceError(error)).toBe(true);
+    const message = (error as Error).message;
+    expect(message).toContain(
+      "Inventory.stock is declared to return Number, but under @Resilient/@Hedged it returns a Promise: make it async (': Promise<…>') or return an Observable",
+    );
+    expect(message).toContain('Inventory.find is declared to return Array');
+  });
+
+  it('accepts async methods, Observables, async generators, void and undeclared return types', async () => {
+    @Injectable()
+    class Fine {
+      @Resilient('plain')
+      async a(): Promise<number> {
+        return 1;
+      }
+
+      @Resilient('plain')
+      async b() {
+        return 1;
+      }
+
+      @Resilient('plain')
+      c(): Observable<number> {
+        return of(1);
+      }
+
+      @Resilient('plain')
+      async *d(): AsyncGenerator<number> {
+        yield 1;
+      }
+
+      @Resilient('plain')
+      e(): void {}
+
+      @Resilient('plain')
+      f(): unknown {
+        return Promise.resolve(1);
+      }
+    }
+    expect(await bootstrapError([], [Fine])).toBeUndefined();
   });
 });

@@ -129,6 +129,15 @@ export class ResilienceExplorer implements OnModuleInit {
         const binding = this.#bindingOf(proto, name);
         if (binding === undefined) continue;
         check(binding, `${String(wrapper.name)}.${name}`);
+        // A gateway's message handler runs under its policy through ResilienceInterceptor, like an RPC handler;
+        // Nest binds it before this runs, and it may return anything Nest accepts.
+        if (isMessageHandler((proto as Record<string, object>)[name]!)) continue;
+        const declared = declaredNonPromise(proto, name);
+        if (declared !== undefined)
+          problems.push(
+            `${String(wrapper.name)}.${name} is declared to return ${declared}, but under @Resilient/@Hedged it ` +
+              "returns a Promise: make it async (': Promise<…>') or return an Observable",
+          );
         if (known.has(binding.policy)) {
           this.#wrap(wrapper, proto, name, binding, proxied !== undefined);
           wrapped++;
@@ -285,6 +294,14 @@ function prototypeOf(wrapper: InstanceWrapper): object | undefined {
  * A route handler (`@Get()`, `@Sse()`, … set the path) or a microservice handler (`@MessagePattern()`,
  * `@EventPattern()`, `@GrpcMethod()` set the handler type). WebSocket handlers live on gateways, which are providers.
  */
+/** `MESSAGE_MAPPING_METADATA` of `@nestjs/websockets/constants`, spelled out: that package is optional. */
+const MESSAGE_MAPPING_METADATA = 'websockets:message_mapping';
+
+/** A WebSocket gateway's `@SubscribeMessage` handler. */
+function isMessageHandler(method: object): boolean {
+  return Reflect.getMetadata(MESSAGE_MAPPING_METADATA, method) === true;
+}
+
 function isHandler(method: object): boolean {
   return (
     Reflect.getMetadata(PATH_METADATA, method) !== undefined ||
@@ -314,6 +331,25 @@ function isObject(value: unknown): value is object {
 
 function isAsyncGeneratorFunction(fn: AnyMethod): boolean {
   return Object.prototype.toString.call(fn) === '[object AsyncGeneratorFunction]';
+}
+
+/**
+ * The name of the type a decorated provider method is declared to return, when that type can be neither a Promise
+ * nor an Observable (`number`, `Product[]`, a class): wrapped, the method returns a Promise, so its callers would
+ * silently get one — a JSON body of `{}`, a `Promise` where a number was expected. `design:returntype` is emitted
+ * for decorated methods; it is absent for `void` and for undeclared types, `Object` for `unknown`, unions and
+ * interfaces (`AsyncGenerator`): those pass.
+ */
+function declaredNonPromise(proto: object, name: string): string | undefined {
+  const type: unknown = Reflect.getMetadata('design:returntype', proto, name);
+  if (typeof type !== 'function' || type === Object || type === Promise || type === Observable)
+    return undefined;
+  const prototype: unknown = (type as { prototype?: unknown }).prototype;
+  // A thenable class (a Promise library) or an Observable from another copy of rxjs.
+  if (isObject(prototype) && typeof (prototype as { then?: unknown }).then === 'function') return undefined;
+  if (isObject(prototype) && typeof (prototype as { subscribe?: unknown }).subscribe === 'function')
+    return undefined;
+  return (type as { name?: string }).name || 'a type that is not a Promise';
 }
 
 /** `design:returntype` is emitted for decorated methods: `Observable` when the method is typed to return one. */

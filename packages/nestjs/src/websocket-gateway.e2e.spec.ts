@@ -27,7 +27,7 @@ class Inventory {
   calls = 0;
 
   @Resilient('reservations')
-  reserve(sku: string): string {
+  async reserve(sku: string): Promise<string> {
     this.calls++;
     return `reserved ${sku}`;
   }
@@ -64,7 +64,7 @@ class StockGateway {
   }
 
   @SubscribeMessage('reserve')
-  reserve(@MessageBody() sku: string): string {
+  reserve(@MessageBody() sku: string): Promise<string> {
     return this.inventory.reserve(sku);
   }
 
