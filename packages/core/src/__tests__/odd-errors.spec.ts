@@ -78,6 +78,46 @@ describe('odd errors', () => {
     },
   );
 
+  it('a call failing with a revoked Proxy (every trap throws, instanceof too) rejects with it and gives its slot back', async () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    // A user classifier that calls anything it cannot read infrastructure, so the retry decision sees it too.
+    const { resilience, ofType, clock } = setup(
+      [
+        policy('p', [
+          new RetryStrategy({
+            maxAttempts: 2,
+            retryOn: ['infrastructure'],
+            backoff: { base: 10, max: 10, jitter: 'none' },
+          }),
+          new BulkheadStrategy({ maxConcurrency: 1 }),
+          breaker({ minThroughput: 1, failureRatio: 1 }),
+        ]),
+        policy('q', [new BulkheadStrategy({ maxConcurrency: 1 })]),
+      ],
+      { classify: (e) => (e === proxy ? 'infrastructure' : undefined) },
+    );
+    let calls = 0;
+    const fail = (): Promise<never> => {
+      calls++;
+      return Promise.reject(proxy);
+    };
+    const first = settle(resilience.run(fail, { policy: 'p' }));
+    await clock.advance(10);
+    // Compared by identity: jest cannot even print a revoked Proxy.
+    expect(first.done).toBe(true);
+    expect(first.error === proxy).toBe(true);
+    expect(calls).toBe(2);
+    const second = settle(resilience.run(fail, { policy: 'q' }));
+    await clock.advance(0);
+    expect(second.error === proxy).toBe(true);
+    for (const snap of await resilience.admin.inspect()) expect(snap.inUse ?? 0).toBe(0);
+    expect(ofType('call').map((e) => [e.policy, e.outcome, e.code])).toEqual([
+      ['p', 'failure', 'infrastructure'],
+      ['q', 'failure', 'infrastructure'],
+    ]);
+  });
+
   it('a Retry-After too large to be a delay is no hint, and an infinite retryAfter does not hang the retry', async () => {
     expect(retryAfterOf({ status: 429, headers: { 'retry-after': 1e306 } })).toBeUndefined();
     const { resilience, clock } = setup([

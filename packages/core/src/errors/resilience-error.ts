@@ -117,3 +117,15 @@ Object.defineProperty(ResilienceError.prototype, BRAND, { value: true });
 export function isResilienceError(error: unknown): error is ResilienceError {
   return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[BRAND] === true;
 }
+
+/**
+ * `error instanceof ResilienceError`, for whatever a call threw: a Proxy whose `getPrototypeOf` trap throws (a revoked
+ * one) is not one, instead of replacing the caller's error with the trap's (see classify.ts). Failure paths only.
+ */
+export function isOwnResilienceError(error: unknown): error is ResilienceError {
+  try {
+    return error instanceof ResilienceError;
+  } catch {
+    return false;
+  }
+}

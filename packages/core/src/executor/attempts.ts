@@ -1,5 +1,5 @@
 import { contextStorage } from '../context/context-storage';
-import { ResilienceError } from '../errors/resilience-error';
+import { isOwnResilienceError } from '../errors/resilience-error';
 import { retryAfterOf } from '../errors/classify';
 import { AttemptContext } from './attempt-context';
 import { isPromiseLike } from './engine';
@@ -156,10 +156,7 @@ function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): number {
   lane.previousDelay = delay;
   // A throttled error's hint, and the one on Ballast's own rejections (a nested call's open circuit): waiting
   // less would only hit the same refusal again.
-  if (
-    kind === 'throttled' ||
-    (lane.error instanceof ResilienceError && REJECTION_CODES.has(lane.error.code))
-  ) {
+  if (kind === 'throttled' || (isOwnResilienceError(lane.error) && REJECTION_CODES.has(lane.error.code))) {
     const hint = retryAfterOf(lane.error);
     if (hint !== undefined && hint > delay) delay = hint;
   }

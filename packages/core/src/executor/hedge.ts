@@ -1,4 +1,4 @@
-import { ErrorCode, ResilienceError } from '../errors/resilience-error';
+import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { stacklessError } from '../errors/stackless';
 import type { Invocation } from './invocation';
 import { Lane } from './lane';
@@ -21,7 +21,7 @@ function hedgeLost(policy: string, route: string | undefined): ResilienceError {
 
 /** The primary's attempts ended on their timeout: slowness, not a fast failure. */
 function timedOut(inv: Invocation): boolean {
-  return inv.error instanceof ResilienceError && inv.error.code === ErrorCode.ATTEMPT_TIMEOUT;
+  return isOwnResilienceError(inv.error) && inv.error.code === ErrorCode.ATTEMPT_TIMEOUT;
 }
 
 /** Current hedge delay: the observed quantile of primary latency, clamped, or the fixed delay until warm. */

@@ -1,5 +1,5 @@
 import { currentFrame } from '../context/context-storage';
-import { ErrorCode, ResilienceError } from '../errors/resilience-error';
+import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { stacklessError } from '../errors/stackless';
 import type { CallOutcome } from '../events';
 import type { BreakerOutcome, BreakerPermit, BreakerRecordResult, BreakerState } from '../stores/ports';
@@ -329,8 +329,7 @@ export class Invocation extends Lane {
 
   #failureOutcome(error: unknown): CallOutcome {
     if (this.callerCancelled) return this.deadlineExpired ? 'failure' : 'cancelled';
-    if (this.rejected || (error instanceof ResilienceError && REJECTION_CODES.has(error.code)))
-      return 'rejected';
+    if (this.rejected || (isOwnResilienceError(error) && REJECTION_CODES.has(error.code))) return 'rejected';
     return 'failure';
   }
 
@@ -388,5 +387,5 @@ function passEnded(ok: boolean, lane: Lane): void {
 }
 
 function codeOf(error: unknown, e: Engine): string {
-  return error instanceof ResilienceError ? error.code : e.classify(error);
+  return isOwnResilienceError(error) ? error.code : e.classify(error);
 }
