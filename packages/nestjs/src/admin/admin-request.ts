@@ -30,9 +30,29 @@ export class RequestCheck {
       error: 'Bad Request',
       code,
       message: `${heading}: ${parts.join('; ')}`,
-      violations: this.violations,
+      violations: echoedViolations(this.violations),
     });
   }
+}
+
+/** How deep a given value is echoed in a 400's `violations`; deeper arrays and objects read `[…]` / `{…}`. */
+const ECHO_DEPTH = 8;
+
+function echo(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth >= ECHO_DEPTH) return Array.isArray(value) ? '[…]' : '{…}';
+  if (Array.isArray(value)) return value.map((item: unknown) => echo(item, depth + 1));
+  // fromEntries defines own properties, so a `__proto__` key from a JSON body stays a plain key.
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, echo(item, depth + 1)]));
+}
+
+/**
+ * Violations as a 400 body carries them, each value cut at {@link ECHO_DEPTH}: a request body nested thousands of
+ * levels deep (well within the adapters' size limits) would otherwise overflow the stack while the response is
+ * serialised, turning the 400 into a 500.
+ */
+export function echoedViolations(violations: readonly unknown[]): unknown[] {
+  return violations.map((v) => (isRecord(v) && 'value' in v ? { ...v, value: echo(v['value'], 0) } : v));
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -48,7 +68,8 @@ function hasBody(headers: RequestHeaders): boolean {
 /**
  * The body when the request has one, else `undefined`. A body must be JSON: anything else answers 415, because
  * the adapters disagree about it (Express leaves `text/plain` unparsed, Fastify hands it over as a string, both
- * parse forms) and a body the API ignored would silently turn a one-route operation into a whole-policy one.
+ * parse forms) and a body the API ignored would silently turn a one-route operation into a whole-policy one. For
+ * the same reason a JSON body the application left unparsed (Express with `bodyParser: false`) is a 400.
  */
 export function jsonBody(headers: RequestHeaders, body: unknown): unknown {
   if (!hasBody(headers)) return undefined;
@@ -62,6 +83,18 @@ export function jsonBody(headers: RequestHeaders, body: unknown): unknown {
       message: `Invalid admin request: the body must be JSON (Content-Type: application/json), got ${formatValue(
         type ?? 'no Content-Type',
       )}`,
+    });
+  // A JSON body the application never parsed (Express with `bodyParser: false`): read as absent, a one-route
+  // force-open would act on every route.
+  if (body === undefined)
+    throw new BadRequestException({
+      statusCode: 400,
+      error: 'Bad Request',
+      code: INVALID_REQUEST,
+      message:
+        'Invalid admin request: the request has a JSON body, but the application did not parse it (its body ' +
+        'parser is off): enable a JSON body parser, or pass a route as ?route= instead of in the body',
+      violations: [],
     });
   return body;
 }

@@ -23,6 +23,7 @@ import {
 import {
   RequestCheck,
   checkQuery,
+  echoedViolations,
   jsonBody,
   routeTarget,
   singleQueryValue,
@@ -141,10 +142,12 @@ async function adminCall(op: () => Promise<void>): Promise<void> {
       error: 'Bad Request',
       code: error.code,
       message: error.message,
-      violations: error.details?.['violations'] ?? [],
+      violations: echoedViolations(asArray(error.details?.['violations'])),
     });
   }
 }
+
+const asArray = (value: unknown): readonly unknown[] => (Array.isArray(value) ? value : []);
 
 function unknownPolicy(policy: string): NotFoundException {
   return new NotFoundException({
