@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ErrorCode, ResilienceError } from '@ballast/core';
-import { mapResilienceError, retryAfterSeconds } from './http-error-mapping';
+import { MAX_RETRY_AFTER_SECONDS, mapResilienceError, retryAfterSeconds } from './http-error-mapping';
 
 const rejection = (kind: ResilienceError['kind'], code: string, retryAfter?: number) =>
   new ResilienceError({
@@ -75,5 +75,15 @@ describe('retryAfterSeconds', () => {
     expect([undefined, 0, 1, 999, 1000, 1001, 59_000.5, Number.NaN].map(retryAfterSeconds)).toEqual([
       1, 1, 1, 1, 1, 2, 60, 1,
     ]);
+  });
+
+  it('caps a wait too long to write as whole seconds (a 1e308 ms rate-limit period printed "1e+305")', () => {
+    expect([1e308, Number.MAX_VALUE, 2 ** 31 * 1000 + 5000].map(retryAfterSeconds)).toEqual([
+      MAX_RETRY_AFTER_SECONDS,
+      MAX_RETRY_AFTER_SECONDS,
+      MAX_RETRY_AFTER_SECONDS,
+    ]);
+    expect(String(MAX_RETRY_AFTER_SECONDS)).toMatch(/^\d+$/);
+    expect(retryAfterSeconds(86_400_000)).toBe(86_400);
   });
 });

@@ -42,9 +42,17 @@ const THROTTLED_MESSAGES: ReadonlyMap<string, string> = new Map([
   [ErrorCode.ADAPTIVE_THROTTLE, 'The service is shedding load; retry later.'],
 ]);
 
-/** ms → whole seconds, never below 1 (a `Retry-After: 0` invites an immediate retry storm). */
+/**
+ * The longest `Retry-After` written: 2³¹ − 1 s (68 years), the largest delta-seconds RFC 9110 §10.2.3 expects every
+ * recipient to handle. Longer waits (a huge rate-limit period) would print as `1e+305`, which is not whole seconds.
+ */
+export const MAX_RETRY_AFTER_SECONDS = 2_147_483_647;
+
+/** ms → whole seconds, never below 1 (a `Retry-After: 0` invites an immediate retry storm), at most 2³¹ − 1. */
 export function retryAfterSeconds(ms: number | undefined): number {
-  return ms === undefined || !Number.isFinite(ms) || ms <= 1000 ? 1 : Math.ceil(ms / 1000);
+  if (ms === undefined || !Number.isFinite(ms) || ms <= 1000) return 1;
+  const seconds = Math.ceil(ms / 1000);
+  return seconds < MAX_RETRY_AFTER_SECONDS ? seconds : MAX_RETRY_AFTER_SECONDS;
 }
 
 /**
