@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Controller, Get, Injectable, Post, Sse, type Type } from '@nestjs/common';
 import { EventPattern, MessagePattern } from '@nestjs/microservices';
 import { ResiliencePolicy, isResilienceError } from '@ballast/core';
-import { Observable, of } from 'rxjs';
+import { Observable, Subject, of } from 'rxjs';
 import { bootstrapError as bootError } from './__tests__/harness';
 import { Hedged, Resilient, ResilienceModule } from './index';
 
@@ -224,13 +224,20 @@ describe('@Resilient on a provider method declared to return something other tha
       find(): Product[] {
         return [];
       }
+
+      /** A Subject is no plain Observable: wrapped, callers would lose next() and the first call would fail. */
+      @Resilient('plain')
+      feed(): Subject<number> {
+        return new Subject<number>();
+      }
     }
     const error = await bootstrapError([], [Inventory]);
     expect(isResilienceError(error)).toBe(true);
     const message = (error as Error).message;
     expect(message).toContain(
-      "Inventory.stock is declared to return Number, but under @Resilient/@Hedged it returns a Promise: make it async (': Promise<…>') or return an Observable",
+      "Inventory.stock is declared to return Number, but under @Resilient/@Hedged it returns a Promise: make it async (': Promise<…>'), or declare ': Observable<…>' with Observable imported from the application's rxjs",
     );
+    expect(message).toContain('Inventory.feed is declared to return Subject');
     expect(message).toContain('Inventory.find is declared to return Array');
   });
 

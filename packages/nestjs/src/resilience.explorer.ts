@@ -136,7 +136,8 @@ export class ResilienceExplorer implements OnModuleInit {
         if (declared !== undefined)
           problems.push(
             `${String(wrapper.name)}.${name} is declared to return ${declared}, but under @Resilient/@Hedged it ` +
-              "returns a Promise: make it async (': Promise<…>') or return an Observable",
+              "returns a Promise: make it async (': Promise<…>'), or declare ': Observable<…>' with Observable " +
+              "imported from the application's rxjs",
           );
         if (known.has(binding.policy)) {
           this.#wrap(wrapper, proto, name, binding, proxied !== undefined);
@@ -335,7 +336,7 @@ function isAsyncGeneratorFunction(fn: AnyMethod): boolean {
 
 /**
  * The name of the type a decorated provider method is declared to return, when that type can be neither a Promise
- * nor an Observable (`number`, `Product[]`, a class): wrapped, the method returns a Promise, so its callers would
+ * nor an Observable (`number`, `Product[]`, a class, a `Subject`): wrapped, the method returns a Promise, so its callers would
  * silently get one — a JSON body of `{}`, a `Promise` where a number was expected. `design:returntype` is emitted
  * for decorated methods; it is absent for `void` and for undeclared types, `Object` for `unknown`, unions and
  * interfaces (`AsyncGenerator`): those pass.
@@ -345,10 +346,9 @@ function declaredNonPromise(proto: object, name: string): string | undefined {
   if (typeof type !== 'function' || type === Object || type === Promise || type === Observable)
     return undefined;
   const prototype: unknown = (type as { prototype?: unknown }).prototype;
-  // A thenable class (a Promise library) or an Observable from another copy of rxjs.
+  // A thenable class (a Promise library) is a Promise to its callers. A Subject, or an Observable of another copy of
+  // rxjs, is not: only `Observable` itself is wrapped as a lazy Observable, the rest would fail at the first call.
   if (isObject(prototype) && typeof (prototype as { then?: unknown }).then === 'function') return undefined;
-  if (isObject(prototype) && typeof (prototype as { subscribe?: unknown }).subscribe === 'function')
-    return undefined;
   return (type as { name?: string }).name || 'a type that is not a Promise';
 }
 
