@@ -1,3 +1,4 @@
+import { createNoopMeter } from '@opentelemetry/api';
 import {
   BackoffStrategy,
   RateLimitStrategy,
@@ -303,6 +304,16 @@ describe('lifecycle', () => {
     expect(await successes()).toBe(2);
     again();
     other();
+  });
+
+  it('lets the no-op meter (no SDK registered yet) be used twice: nothing is recorded, so nothing doubles', () => {
+    const resilience = new Resilience({ policies: [plain('p')], clock: new FakeClock() });
+    const noop = createNoopMeter();
+    const first = instrumentResilience(resilience, { meter: noop });
+    const second = instrumentResilience(resilience, { meter: noop });
+    expect(typeof second).toBe('function');
+    first();
+    second();
   });
 
   it('a live retune keeps the subscription and the series continuous (peers §5 item 24)', async () => {

@@ -1,5 +1,5 @@
 import { ResilienceError, type Resilience, type ResilienceEvent } from '@ballast/core';
-import { ValueType, type Meter } from '@opentelemetry/api';
+import { ValueType, createNoopMeter, type Meter } from '@opentelemetry/api';
 import { AttributeTable } from './attribute-table';
 import { createStateGauges } from './gauges';
 import { CALL_DURATION_BUCKETS, MetricName } from './metric-names';
@@ -41,7 +41,9 @@ export function instrumentResilience(
 ): InstrumentationDisposer {
   const { meter, attributes, gaugeTimeout } = resolveInstrumentOptions(options);
   let meters = liveInstrumentations.get(resilience);
-  if (meters?.has(meter)) {
+  // The API's no-op meter (what `metrics.getMeter()` answers before an SDK is registered) records nothing to double.
+  const tracked = meter !== createNoopMeter();
+  if (tracked && meters?.has(meter)) {
     throw new ResilienceError({
       kind: 'configuration',
       message:
@@ -115,8 +117,10 @@ export function instrumentResilience(
   };
 
   const unsubscribe = resilience.on(onEvent);
-  if (meters === undefined) liveInstrumentations.set(resilience, (meters = new WeakSet()));
-  meters.add(meter);
+  if (tracked) {
+    if (meters === undefined) liveInstrumentations.set(resilience, (meters = new WeakSet()));
+    meters.add(meter);
+  }
 
   let active = true;
   return () => {
@@ -124,6 +128,6 @@ export function instrumentResilience(
     active = false;
     unsubscribe();
     gauges.dispose();
-    meters.delete(meter);
+    meters?.delete(meter);
   };
 }
