@@ -106,6 +106,16 @@ describe('TokenBucket', () => {
     expect(bucket.tryTake(1000)).toBe(true);
   });
 
+  it('never grants more than burst in one take, even where the rounding allowance is half a token', () => {
+    // 1024 per ms at an epoch-ms clock: the allowance reaches its half-token cap, and burst + 0.25 looked within it.
+    for (const now of [0, 1.7e12]) {
+      const bucket = new TokenBucket({ permits: 1024, per: 1, burst: 4 });
+      expect(bucket.msUntil(now, 4.25)).toBe(Infinity);
+      expect(bucket.tryTake(now, 4.25)).toBe(false);
+      expect(bucket.tryTake(now, 4)).toBe(true);
+    }
+  });
+
   it('rejects a negative or NaN n', () => {
     const bucket = new TokenBucket({ permits: 1, per: 1000 });
     expect(() => bucket.tryTake(0, -1)).toThrow('TokenBucket.tryTake: n must be ≥ 0, got -1');

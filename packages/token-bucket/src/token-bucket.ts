@@ -82,7 +82,8 @@ export class TokenBucket {
   tryTake(now: number, n = 1): boolean {
     if (!(n >= 0)) throw new RangeError(`TokenBucket.tryTake: n must be ≥ 0, got ${n}`);
     const t = this.advance(now, 'tryTake');
-    if (this.available(t) + tolerance(t, this.msPerToken, n) < n) return false;
+    // More than the bucket can ever hold is never granted, however the rounding allowance falls (msUntil: ∞).
+    if (n > this.options.burst || this.available(t) + tolerance(t, this.msPerToken, n) < n) return false;
     this.fullAt = (this.fullAt > t ? this.fullAt : t) + n * this.msPerToken;
     return true;
   }
@@ -94,9 +95,9 @@ export class TokenBucket {
   msUntil(now: number, n = 1): number {
     if (!(n >= 0)) throw new RangeError(`TokenBucket.msUntil: n must be ≥ 0, got ${n}`);
     const t = this.advance(now, 'msUntil');
+    if (n > this.options.burst) return Infinity;
     const missing = n - this.available(t);
     if (missing <= tolerance(t, this.msPerToken, n)) return 0;
-    if (n > this.options.burst) return Infinity;
     return missing * this.msPerToken;
   }
 

@@ -53,7 +53,8 @@ if op == 'take' then
   local tolCap = 0.5
   if n < 1 then tolCap = n / 2 end
   if tol > tolCap then tol = tolCap end
-  if a + tol >= n then
+  -- more than burst is never granted, however the allowance falls (retryAfter is infinite)
+  if n <= burst and a + tol >= n then
     ok = true
     if fa == nil or fa < t then fa = t end
     fa = fa + n * mpt

@@ -91,6 +91,19 @@ export function describeRateLimitStoreConformance(
       expect((await b.store.take(key, p, b.now())).ok).toBe(true);
     });
 
+    it('never grants more than burst in one take, at any clock value (the rounding allowance included)', async () => {
+      const b = bench();
+      const p = { permits: 1024, per: 1, burst: 4 }; // a fast bucket: at epoch ms its allowance is half a token
+      for (const start of [b.now(), 1.7e12]) {
+        if (start > b.now()) await b.advance(start - b.now());
+        const key = b.key();
+        const refused = { ...(await b.store.take(key, p, b.now(), 4.25)) };
+        expect(refused.ok).toBe(false);
+        expect(refused.ok ? 0 : refused.retryAfter).toBe(Infinity);
+        expect((await b.store.take(key, p, b.now(), 4)).ok).toBe(true); // the full bucket is all there
+      }
+    });
+
     it('refills continuously and fractionally', async () => {
       const b = bench();
       const key = b.key();
