@@ -1,4 +1,15 @@
-import { stateKey, type BreakerAdmission, type BreakerParams, type StateKey } from '@ballast/core';
+import {
+  CircuitBreakerStrategy,
+  RateLimitStrategy,
+  Resilience,
+  ResiliencePolicy,
+  isResilienceError,
+  stateKey,
+  type BreakerAdmission,
+  type BreakerParams,
+  type ResilienceEvent,
+  type StateKey,
+} from '@ballast/core';
 import type { Redis } from 'ioredis';
 import { Replica } from './__tests__/fleet-replica';
 import {
@@ -180,6 +191,116 @@ if (RUN_REDIS_TESTS) {
         const median = await digests[0]!.read(k, dp, 0);
         expect(Math.abs(median! - 500) / 500).toBeLessThan(0.02);
         expect(await admin.hget(`${prefix}:{${k.id}}:dd:0.5`, 'n')).toBe('0');
+      });
+    });
+
+    describe('two Resilience instances on one Redis, a concurrent flood (peers.md §5 item 14)', () => {
+      // @nestjs/throttler #1303 let ~400 of 1,000 requests through a limit of 5 on Redis; nestjs-resilience reads,
+      // mutates and writes its breaker. Here the whole executor runs on two clients: nothing may be decided locally.
+      const instances = () =>
+        [clients[0]!, clients[1]!].map((client) => {
+          const events: ResilienceEvent[] = [];
+          const resilience = new Resilience({
+            policies: [
+              new ResiliencePolicy({
+                name: 'limited',
+                strategies: [new RateLimitStrategy({ permits: 25, per: '1h' })],
+              }),
+              new ResiliencePolicy({
+                name: 'guarded',
+                strategies: [
+                  new CircuitBreakerStrategy({
+                    failureRatio: 0.5,
+                    samplingWindow: '1m',
+                    minThroughput: 10,
+                    breakDuration: '1s',
+                    halfOpenMaxCalls: 1,
+                  }),
+                ],
+              }),
+            ],
+            stores: {
+              circuitBreaker: redisCircuitBreakerStore(client, opts),
+              rateLimit: redisRateLimitStore(client, opts),
+            },
+          });
+          resilience.on((e) => events.push(e));
+          return { resilience, events };
+        });
+      const codeOf = (e: unknown) => (isResilienceError(e) ? e.code : e);
+      const flood = <T>(
+        fleet: ReturnType<typeof instances>,
+        each: number,
+        call: (r: Resilience) => Promise<T>,
+      ): Promise<unknown[]> =>
+        Promise.all(
+          fleet.flatMap(({ resilience }) =>
+            Array.from({ length: each }, () => call(resilience).catch((e: unknown) => codeOf(e))),
+          ),
+        );
+
+      it('the global rate limit holds exactly', async () => {
+        const fleet = instances();
+        const route = `flood-${++n}`;
+        try {
+          const results = await flood(fleet, 500, (r) =>
+            r.run(async () => 'admitted', { policy: 'limited', route }),
+          );
+          expect(results.filter((x) => x === 'admitted')).toHaveLength(25);
+          expect(results.filter((x) => x === 'rate_limited')).toHaveLength(975);
+        } finally {
+          fleet.forEach((f) => f.resilience.dispose());
+        }
+      });
+
+      it('the breaker opens once, and after the break only one node probes, once', async () => {
+        const fleet = instances();
+        const route = `breaker-${++n}`;
+        const transitions = () =>
+          fleet.flatMap((f) =>
+            f.events.flatMap((e) => (e.type === 'breaker_state' ? [`${e.from}→${e.to}`] : [])),
+          );
+        try {
+          await flood(fleet, 50, (r) =>
+            r.run(() => Promise.reject(Object.assign(new Error('down'), { code: 'ECONNRESET' })), {
+              policy: 'guarded',
+              route,
+            }),
+          );
+          // a call settles before its outcome reaches Redis: wait for the records (a second trip would show here)
+          for (let i = 0; i < 300 && transitions().length === 0; i++)
+            await new Promise((r) => setTimeout(r, 10));
+          await new Promise((r) => setTimeout(r, 200));
+          expect(transitions()).toEqual(['closed→open']);
+          await new Promise((r) => setTimeout(r, 1100)); // the break is 1 s of Redis server time
+          const refused = () =>
+            fleet.reduce(
+              (sum, f) =>
+                sum + f.events.filter((e) => e.type === 'rejected' && e.code === 'circuit_open').length,
+              0,
+            );
+          const before = refused();
+          let probes = 0;
+          let release!: () => void;
+          const gate = new Promise<void>((r) => (release = r));
+          const stampede = flood(fleet, 200, (r) =>
+            r.run(async () => (probes++, await gate, 'probe'), { policy: 'guarded', route }),
+          );
+          // hold the probe until every other call of the stampede has been answered (bounded wait)
+          for (let i = 0; i < 500 && refused() - before < 399; i++)
+            await new Promise((r) => setTimeout(r, 10));
+          release();
+          const results = await stampede;
+          expect(probes).toBe(1);
+          expect(results.filter((x) => x === 'probe')).toHaveLength(1);
+          expect(results.filter((x) => x === 'circuit_open')).toHaveLength(399);
+          for (let i = 0; i < 300 && transitions().length < 3; i++)
+            await new Promise((r) => setTimeout(r, 10));
+          await new Promise((r) => setTimeout(r, 200));
+          expect(transitions()).toEqual(['closed→open', 'open→half_open', 'half_open→closed']);
+        } finally {
+          fleet.forEach((f) => f.resilience.dispose());
+        }
       });
     });
 

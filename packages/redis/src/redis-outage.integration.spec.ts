@@ -246,6 +246,52 @@ if (RUN_REDIS_TESTS) {
         );
       });
 
+      it('fails open without swallowing failures: the local breaker trips during the outage, Redis governs once back (peers.md §5 item 15)', async () => {
+        // litellm PR #34300: store errors swallowed, so the breaker could never trip; next-shared-cache #771: dead
+        // after a reconnect.
+        const { resilience, events } = build(true);
+        const route = `trip-${++n}`;
+        const degraded = () => events.filter((e) => e.type === 'store_degraded').length;
+        const down = () =>
+          Promise.reject(Object.assign(new Error('dependency down'), { code: 'ECONNRESET' }));
+        proxy.stall();
+        for (let i = 0; i < 4; i++) await resilience.run(down, { policy: 'orders', route }).catch(() => 0);
+        let ran = false;
+        const refused = await resilience
+          .run(async () => (ran = true), { policy: 'orders', route })
+          .catch((e: unknown) => e);
+        expect(ran).toBe(false);
+        expect(isResilienceError(refused) && refused.code).toBe('circuit_open');
+        expect(degraded()).toBeGreaterThanOrEqual(5);
+        expect(
+          events.filter((e) => e.type === 'breaker_state').map((e) => e.type === 'breaker_state' && e.to),
+        ).toEqual(['open']);
+        proxy.restore();
+        // back to normal: Redis (which never saw the outage's failures) answers again, with no store_degraded
+        expect(
+          await eventually(async () => {
+            const before = degraded();
+            const value = await resilience.run(async () => 'served by the fleet state', {
+              policy: 'orders',
+              route,
+            });
+            if (degraded() !== before) throw new Error('still reconnecting');
+            return value;
+          }),
+        ).toBe('served by the fleet state');
+        // and a trip anywhere in the fleet reaches this instance again
+        const fleet = redisCircuitBreakerStore(direct, { prefix });
+        const k = stateKey('orders', route);
+        for (let i = 0; i < 4; i++) {
+          const a = await fleet.acquire(k, params, 0);
+          if (a.admitted) await fleet.record(k, params, a, 'failure', 0);
+        }
+        const again = await resilience
+          .run(async () => 'ran', { policy: 'orders', route })
+          .catch((e: unknown) => e);
+        expect(isResilienceError(again) && again.code).toBe('circuit_open');
+      });
+
       it('fails closed: the call is refused with resilience_store_unavailable', async () => {
         const { resilience } = build(false);
         const route = `closed-${++n}`;

@@ -14,7 +14,7 @@ import { breaker, codeOf, hang, policy, trackNodeTimers, trackedController } fro
 
 /**
  * Peer bugs of peers.md §5, items 6–12 (cancellation, timers, memory, hedging), one named regression test each;
- * items 1–5 and 18–25 are in peer-regressions.spec.ts. Most have a fuller counterpart in the suite of their concept.
+ * items 1–5, 13, 16 and 18–25 are in peer-regressions.spec.ts. Most have a fuller counterpart in the suite of their concept.
  */
 
 describe('peers.md §5 — cancellation, timers, memory', () => {

@@ -1,5 +1,10 @@
 import fc from 'fast-check';
+import { seededRandom } from '@ballast/testing';
+import { Criticality, bindCriticality } from '../context/criticality';
 import type { Resilience } from '../resilience';
+import type { CallContext } from '../resilience-types';
+import { InMemoryCircuitBreakerStore } from '../stores/in-memory-circuit-breaker-store';
+import { InMemoryRateLimitStore } from '../stores/in-memory-rate-limit-store';
 import { systemClock } from '../time/clock';
 import { BackoffStrategy } from '../strategies/backoff-strategy';
 import { BulkheadStrategy } from '../strategies/bulkhead-strategy';
@@ -11,7 +16,7 @@ import { deferred, infraError, settle, setup } from './helpers';
 import { breaker, codeOf, errorOf, kindError, policy } from './kit';
 
 /**
- * One regression test per peer bug of peers.md §5 that applies to core (items 1–5, 18–22, 25 here;
+ * One regression test per peer bug of peers.md §5 that applies to core (items 1–5, 13, 16, 18–22, 25 here;
  * 6–12 in peer-regressions-leaks.spec.ts), named after the issue. Most have a fuller counterpart in the suite of their concept; these are the compact, named proofs.
  */
 
@@ -196,6 +201,137 @@ describe('peers.md §5 — breaker', () => {
     expect(s.value).toBe('recovered');
     expect(ofType('retry').map((e) => e.delay)).toEqual([5000]);
     expect(innerCalls).toBe(1);
+  });
+});
+
+describe('peers.md §5 — request bodies and limiter races', () => {
+  it('13. a retry or a hedge never resends a consumed body (failsafe-go #73): every attempt builds its own; hedge: false gates hedging', async () => {
+    const { resilience, clock } = setup([
+      policy('retried', [
+        new RetryStrategy({ maxAttempts: 3, backoff: { base: 1, max: 1, jitter: 'none' } }),
+      ]),
+      policy('hedged', [], { hedge: new HedgeStrategy({ delay: 10, maxAttempts: 2 }) }),
+    ]);
+    // A body that can be read once (a stream): an attempt reusing an earlier attempt's body would throw.
+    const sent: { body: { read: boolean }; ctx: CallContext }[] = [];
+    const send = (ctx: CallContext, answer: () => Promise<string>) => {
+      const body = { read: false };
+      for (const s of sent) if (s.body === body || s.ctx === ctx) throw new Error('body or context reused');
+      body.read = true;
+      sent.push({ body, ctx });
+      return answer();
+    };
+    const retried = settle(
+      resilience.run(
+        (ctx) => send(ctx, () => (ctx.attempt < 3 ? Promise.reject(infraError()) : Promise.resolve('ok'))),
+        {
+          policy: 'retried',
+        },
+      ),
+    );
+    await clock.advance(10);
+    expect(retried.value).toBe('ok');
+    expect(sent.map((s) => s.ctx.attempt)).toEqual([1, 2, 3]);
+
+    sent.length = 0;
+    const slow = deferred<string>();
+    const hedgedRun = settle(resilience.run((ctx) => send(ctx, () => slow.promise), { policy: 'hedged' }));
+    await clock.advance(10);
+    expect(sent).toHaveLength(2); // the hedge built its own request, with its own context and signal
+    expect(sent[1]!.ctx.signal).not.toBe(sent[0]!.ctx.signal);
+    slow.resolve('won');
+    await clock.advance(0);
+    expect(hedgedRun.value).toBe('won');
+
+    // non-idempotent work opts out: a slow call is never sent twice
+    sent.length = 0;
+    const once = deferred<string>();
+    const single = settle(
+      resilience.run((ctx) => send(ctx, () => once.promise), { policy: 'hedged', hedge: false }),
+    );
+    await clock.advance(1000);
+    expect(sent).toHaveLength(1);
+    once.resolve('once');
+    await clock.advance(0);
+    expect(single.value).toBe('once');
+  });
+
+  it('16. no TOCTOU in a prioritized limiter (concurrency-limits #234): 1,000 mixed-criticality calls through async stores never run more than the limit', async () => {
+    // Stores answering a promise (like a remote one) put promise hops between arrival, the bulkhead and the call.
+    const later = <S extends object>(inner: S): S =>
+      new Proxy(inner, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof v !== 'function' || prop === 'evict') return v;
+          return (...args: unknown[]) =>
+            Promise.resolve((v as (...a: unknown[]) => unknown).apply(target, args));
+        },
+      });
+    const limit = 4;
+    const { resilience, clock } = setup(
+      [
+        policy('p', [
+          new RateLimitStrategy({ permits: 1_000_000, per: '1s' }),
+          new BulkheadStrategy({
+            maxConcurrency: limit,
+            maxQueue: 50,
+            prioritized: true,
+            queueTarget: 5,
+            queueInterval: 50,
+          }),
+          breaker({ minThroughput: 1_000_000 }),
+        ]),
+      ],
+      {
+        stores: {
+          rateLimit: later(new InMemoryRateLimitStore()),
+          circuitBreaker: later(new InMemoryCircuitBreakerStore()),
+        },
+      },
+    );
+    const random = seededRandom(16);
+    const levels = [Criticality.BEST_EFFORT, Criticality.DEGRADED, Criticality.NORMAL, Criticality.CRITICAL];
+    let running = 0;
+    let peak = 0;
+    let started = 0;
+    const open: ReturnType<typeof deferred<string>>[] = [];
+    const finishOne = () => open.splice(Math.floor(random() * open.length), 1)[0]?.resolve('done');
+    const fn = async () => {
+      running++;
+      started++;
+      peak = Math.max(peak, running);
+      const d = deferred<string>();
+      open.push(d);
+      try {
+        return await d.promise;
+      } finally {
+        running--;
+      }
+    };
+    const runs: ReturnType<typeof settle<string>>[] = [];
+    // Waves of simultaneous arrivals (they reach the bulkhead in the same promise turn, free slots or not), with
+    // releases landing between and inside waves at random promise depths; now and then the queue drains fully.
+    while (runs.length < 1000) {
+      for (let n = 1 + Math.floor(random() * 30); n > 0; n--) {
+        const level = levels[Math.floor(random() * levels.length)]!;
+        runs.push(settle(bindCriticality(level, () => resilience.run(fn, { policy: 'p' }))));
+        if (random() < 0.1) finishOne();
+      }
+      for (let n = Math.floor(random() * (random() < 0.2 ? 60 : 6)); n > 0; n--) {
+        finishOne();
+        for (let hops = Math.floor(random() * 4); hops > 0; hops--) await Promise.resolve();
+      }
+      await clock.advance(random() < 0.3 ? 1 : 0);
+    }
+    for (let i = 0; i < 10_000 && !runs.every((r) => r.done); i++) {
+      finishOne();
+      await clock.advance(1);
+    }
+    expect(runs.every((r) => r.done)).toBe(true);
+    expect(peak).toBe(limit);
+    expect(started).toBeGreaterThan(100);
+    expect(runs.filter((r) => r.value === 'done')).toHaveLength(started);
+    expect((await resilience.admin.inspect({ policy: 'p' }))[0]).toMatchObject({ inUse: 0, waiting: 0 });
   });
 });
 
