@@ -6,7 +6,8 @@ import type { PolicySpec } from '@ballast/core';
  */
 export const DEMO_POLICIES: PolicySpec[] = [
   {
-    // Public catalog reads: a per-instance rate limit, so one noisy client cannot starve the rest.
+    // Public catalog reads: a rate limit (per instance, or fleet-wide with REDIS_URL), so one noisy client cannot
+    // starve the rest.
     name: 'public-api',
     strategies: [{ type: 'rateLimit', permits: 5, per: '10s' }],
   },
