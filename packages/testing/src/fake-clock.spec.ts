@@ -70,6 +70,40 @@ describe('FakeClock', () => {
     expect(c.now()).toBe(100);
   });
 
+  it('never fires a timer with an infinite delay (systemClock never does), and runAll leaves it pending', async () => {
+    const c = new FakeClock(100);
+    const seen: string[] = [];
+    c.setTimeout(() => seen.push(`forever@${c.now()}`), Number.POSITIVE_INFINITY);
+    c.setTimeout(() => seen.push(`past@${c.now()}`), Number.NEGATIVE_INFINITY);
+    await c.advance(0);
+    expect(seen).toEqual(['past@100']);
+    await c.advance(1e12);
+    expect(seen).toEqual(['past@100']);
+    expect(c.pendingTimers()).toBe(1);
+    c.setTimeout(() => seen.push(`later@${c.now()}`), 5);
+    await c.runAll();
+    expect(seen).toEqual(['past@100', `later@${1e12 + 105}`]);
+    expect(c.now()).toBe(1e12 + 105);
+    expect(c.pendingTimers()).toBe(1);
+  });
+
+  it('never moves time backwards when an advance runs inside a timer or alongside a longer one', async () => {
+    const c = new FakeClock();
+    const seen: string[] = [];
+    c.setTimeout(() => {
+      void c.advance(5); // ends at 10 + 5, after the outer advance reached 20
+    }, 10);
+    c.setTimeout(() => seen.push(`b@${c.now()}`), 12);
+    await c.advance(20);
+    await flushMicrotasks();
+    expect(seen).toEqual(['b@12']);
+    expect(c.now()).toBe(20);
+    const short = c.advance(1);
+    await c.advance(100);
+    await short;
+    expect(c.now()).toBe(120);
+  });
+
   it('clearTimeout cancels and is idempotent; unknown handles are ignored', async () => {
     const c = new FakeClock();
     const fired: number[] = [];

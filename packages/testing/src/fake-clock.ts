@@ -51,7 +51,9 @@ export class FakeClock {
   }
 
   setTimeout(cb: () => void, ms: number): FakeTimer {
-    const delay = Number.isFinite(ms) && ms > 0 ? ms : 0;
+    // Negative and NaN delays are due now; +Infinity is never due (as on systemClock, whose long-delay chain never
+    // reaches it), not due now.
+    const delay = ms > 0 ? ms : 0;
     const entry: TimerEntry = {
       at: this.#now + delay,
       seq: this.#seq++,
@@ -102,16 +104,21 @@ export class FakeClock {
       next.scope.runInAsyncScope(next.cb);
       await flushMicrotasks();
     }
-    this.#now = target;
+    // Never backwards: an advance started inside a timer (or alongside another) may end after a longer one did.
+    if (target > this.#now) this.#now = target;
     await flushMicrotasks();
   }
 
-  /** Fires timers (including ones scheduled by timers) until none is left. */
+  /**
+   * Fires timers (including ones scheduled by timers) until none is left but those never due (an infinite delay),
+   * which stay pending.
+   */
   async runAll(): Promise<void> {
     await flushMicrotasks();
     for (let fired = 0; ; fired++) {
-      const next = this.#timers.shift();
-      if (next === undefined) return;
+      const first = this.#timers[0];
+      if (first === undefined || first.at === Infinity) return;
+      const next = this.#timers.shift()!;
       if (fired >= MAX_RUN_ALL_TIMERS) {
         throw new Error(
           `FakeClock.runAll: more than ${MAX_RUN_ALL_TIMERS} timers fired; a timer keeps rescheduling itself`,

@@ -123,6 +123,30 @@ export function describeCircuitBreakerStoreConformance(
       expect(await b.store.inspect(dropped, p, b.now())).toMatchObject({ calls: 1, failureRatio: 1 });
     });
 
+    it('rolls one bucket at a time, not tumbling: each sample leaves exactly ten buckets after its own', async () => {
+      const b = bench();
+      const p = params({ minThroughput: 1000 }); // counts only: never trips
+      const width = p.samplingWindow / 10;
+      await b.alignTo(p.samplingWindow);
+      const key = b.key();
+      // one call in each bucket of the first window (the last one a failure)
+      for (let i = 0; i < 10; i++) {
+        if (i > 0) await b.advance(width);
+        await calls(b, key, p, 1, i === 9);
+        expect(await b.store.inspect(key, p, b.now())).toMatchObject({ calls: i + 1 });
+      }
+      // into the next window: one old bucket leaves per bucket width (a tumbling window would drop them all)
+      for (let i = 1; i <= 9; i++) {
+        await b.advance(width);
+        expect(await b.store.inspect(key, p, b.now())).toMatchObject({ calls: 10 - i });
+      }
+      // recording rolls the same way as reading: the last old call (a failure) is kept beside the new one
+      await calls(b, key, p, 1, false);
+      expect(await b.store.inspect(key, p, b.now())).toMatchObject({ calls: 2, failureRatio: 0.5 });
+      await b.advance(width);
+      expect(await b.store.inspect(key, p, b.now())).toMatchObject({ calls: 1, failureRatio: 0 });
+    });
+
     it('rejects while open with a shrinking retryAfter, then half-opens lazily on the next acquire', async () => {
       const b = bench();
       const key = b.key();
@@ -191,6 +215,21 @@ export function describeCircuitBreakerStoreConformance(
       });
       expect(await b.store.inspect(key, p, b.now())).toMatchObject({ state: 'closed', calls: 0 });
       expect(await b.store.acquire(key, p, b.now())).toMatchObject({ admitted: true, state: 'closed' });
+    });
+
+    it('closes with a fresh window even when the break is shorter than the window (no old failure counts)', async () => {
+      const b = bench();
+      const key = b.key();
+      const p = params({ samplingWindow: 60_000, breakDuration: 1000 });
+      const probe = await toHalfOpen(b, key, p);
+      expect((await b.store.record(key, p, probe, 'success', b.now())).state).toBe('closed');
+      expect(await b.store.inspect(key, p, b.now())).toMatchObject({
+        state: 'closed',
+        calls: 0,
+        failureRatio: 0,
+      });
+      const r = await calls(b, key, p, p.minThroughput - 1, true);
+      expect(r.state).toBe('closed');
     });
 
     it('re-opens on one failed probe and ignores the other probes afterwards', async () => {
@@ -367,9 +406,17 @@ export function describeCircuitBreakerStoreConformance(
       const b = bench();
       const a = b.key('a/b');
       const sibling = { ...b.key(undefined) };
+      const samePolicy = [b.keyOf(a.policy, 'a'), b.keyOf(a.policy, undefined)];
+      const sameRoute = b.key('a/b');
       await calls(b, a, BASE, BASE.minThroughput, true);
       expect((await b.store.acquire(a, BASE, b.now())).admitted).toBe(false);
       expect((await b.store.acquire(sibling, BASE, b.now())).admitted).toBe(true);
+      for (const other of [...samePolicy, sameRoute]) {
+        expect(await b.store.acquire(other, BASE, b.now())).toMatchObject({
+          admitted: true,
+          state: 'closed',
+        });
+      }
     });
 
     it('does not move the state on release outcomes in the closed state', async () => {

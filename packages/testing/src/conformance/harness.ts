@@ -63,7 +63,11 @@ export class TestBench<S> {
 
   /** A key no other test (or run) uses; the same encoding as core's `stateKey`. */
   key(route: string | undefined = 'route'): ConformanceKey {
-    const policy = `conformance-${this.#token}-${++this.#keys}`;
+    return this.keyOf(`conformance-${this.#token}-${++this.#keys}`, route);
+  }
+
+  /** A key of `policy` (one {@link key} made) for another route: keys sharing a policy must stay independent. */
+  keyOf(policy: string, route: string | undefined): ConformanceKey {
     const id =
       route === undefined
         ? encodeURIComponent(policy)

@@ -126,6 +126,9 @@ export function describeLatencyDigestStoreConformance(
       expect(await b.store.read(slow, p90, b.now())).toBeGreaterThan(1000);
       expect(await b.store.read(fast, p90, b.now())).toBeLessThan(400);
       expect(await b.store.read(fast, { quantile: 0.5, window: p90.window }, b.now())).toBeUndefined();
+      for (const other of [b.keyOf(slow.policy, 'fast'), b.keyOf(slow.policy, undefined), b.key('slow')]) {
+        expect(await b.store.read(other, p90, b.now())).toBeUndefined();
+      }
     });
   });
 }

@@ -133,6 +133,9 @@ export function describeRateLimitStoreConformance(
       expect(await b.store.tokens(key, P, earlier)).toBeCloseTo(0, 9);
       await b.advance(100);
       expect((await b.store.take(key, P, b.now())).ok).toBe(true);
+      // one token's time later holds one token, not what a refill from the earlier time would give
+      expect(await b.store.tokens(key, P, b.now())).toBeCloseTo(0, 9);
+      expect((await b.store.take(key, P, b.now())).ok).toBe(false);
     });
 
     // Like @ballast/token-bucket, every call (a read, a denied take) moves the bucket's latest time seen forward,
@@ -219,6 +222,10 @@ export function describeRateLimitStoreConformance(
       for (let i = 0; i < 10; i++) await b.store.take(a, P, b.now());
       expect((await b.store.take(a, P, b.now())).ok).toBe(false);
       expect((await b.store.take(c, P, b.now())).ok).toBe(true);
+      for (const other of [b.keyOf(a.policy, 'c'), b.keyOf(a.policy, undefined), b.key('a')]) {
+        expect(await b.store.tokens(other, P, b.now())).toBeCloseTo(10, 9);
+        expect((await b.store.take(other, P, b.now())).ok).toBe(true);
+      }
     });
 
     it(`admits exactly burst of ${concurrency} concurrent takes at one instant`, async () => {
