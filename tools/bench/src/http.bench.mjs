@@ -27,14 +27,14 @@ const VARIANTS = [
   [
     'opossum',
     'no Ballast, the handler body through opossum (breaker + timeout 1 s)',
-    'noctx',
+    'opossum',
     'bare',
     '/opossum',
   ],
   [
     'cockatiel',
     'no Ballast, the handler body through cockatiel `wrap(breaker, retry(3), timeout(1 s))`',
-    'noctx',
+    'cockatiel',
     'bare',
     '/cockatiel',
   ],
@@ -54,7 +54,9 @@ const APP_BASE = { resilient: 'bare', 'resilient-noctx': 'bare', opossum: 'bare'
 /** Server processes on one core, this load generator on the other, when taskset is there to pin them. */
 const PIN = (() => {
   try {
-    execFileSync('taskset', ['-cp', '0', String(process.pid)], { stdio: 'ignore' });
+    // Review fix: `-a`. Without it only the main thread moved to core 0; V8's GC and compiler threads and libuv's
+    // pool, started before this line, stayed free to run on core 1 beside the server being measured.
+    execFileSync('taskset', ['-a', '-cp', '0', String(process.pid)], { stdio: 'ignore' });
     return true;
   } catch {
     return false;
@@ -105,7 +107,16 @@ async function load(server, url, duration) {
 const env = machine();
 const results = {}; // adapter → variant → [{ rps, p50, p99, mean }]
 for (const adapter of ADAPTERS) {
-  const servers = { ctx: await startServer(adapter, 'ctx'), noctx: await startServer(adapter, 'noctx') };
+  // Review fix: each peer gets a server process of its own (the same 'noctx' server). In the shared process,
+  // opossum's 1 s snapshot kept sorting the latencies of its last measurement for up to 10 s, and that CPU was
+  // charged to the next row of that process: cockatiel in odd rounds, `ambientContext: false` @Resilient in even
+  // ones (+1–2.6 µs per Fastify request measured right after opossum, ≈ +10–20 %).
+  const servers = {
+    ctx: await startServer(adapter, 'ctx'),
+    noctx: await startServer(adapter, 'noctx'),
+    opossum: await startServer(adapter, 'noctx'),
+    cockatiel: await startServer(adapter, 'noctx'),
+  };
   const url = ([, , server, app, route]) => `http://127.0.0.1:${servers[server].ports[app]}${route}`;
   const run = (v, duration) => load(servers[v[2]], url(v), duration);
   try {
@@ -161,7 +172,7 @@ const verdict = ADAPTERS.map((a) => {
 
 const body = `## HTTP: \`@Resilient\` on a Nest handler (\`@ballast/nestjs\`)
 
-The same handler (\`return { ok: true }\`) served seven ways by two server processes per adapter (Nest 11.2.10;
+The same handler (\`return { ok: true }\`) served seven ways by four server processes per adapter (Nest 11.2.10;
 Express via platform-express 11.2.10, Fastify via platform-fastify 11.2.8), loaded by autocannon 9 from the parent
 process: ${CONNECTIONS} keep-alive connections, ${DURATION} s per measurement after a 2 s warm-up per variant, ${ROUNDS} rounds
 with the variant order alternating, medians. ${
@@ -169,8 +180,9 @@ with the variant order alternating, medians. ${
     ? 'The server processes are pinned to one core and the load generator to the other (`taskset`).'
     : 'The processes were not pinned to cores (no `taskset`).'
 } The policy is rate limit (10⁹/s, never rejects) + circuit breaker + retry(3) + timeout(1 s), in-memory stores.
-One process runs \`ResilienceModule\` by default; the other runs an application without Ballast and one with
-\`ambientContext: false\`, so nothing in it uses AsyncLocalStorage. Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
+One process runs \`ResilienceModule\` by default; another runs an application without Ballast and one with
+\`ambientContext: false\`, so nothing in it uses AsyncLocalStorage; opossum and cockatiel each run in a process like
+that one of their own, so work a peer leaves on timers (opossum's snapshots) is not charged to another row. Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
 
 ${table}
 Result, against the same handler undecorated: ${verdict}. Issue 7's goal is under 5 % throughput cost for the

@@ -30,6 +30,10 @@ const variants = [
     'Ballast rate limit + breaker + retry + timeout, `ambientContext: false`',
   ],
   ['ballast-rl-cb-retry-noctx', 'Ballast rate limit + breaker + retry (no timeout), `ambientContext: false`'],
+  [
+    'ballast-rl-cb-retry-timeout-signal',
+    'Ballast rate limit + breaker + retry + timeout, the function reads `ctx.signal`',
+  ],
   ['ballast-cb-timeout', 'Ballast breaker + timeout (opossum’s policy)'],
   ['ballast-cb-timeout-noctx', 'Ballast breaker + timeout, `ambientContext: false`'],
   ['ballast-bulkhead-rl-cb-retry-timeout', 'Ballast bulkhead(100) + rate limit + breaker + retry + timeout'],
@@ -44,7 +48,20 @@ const variants = [
   ],
   ['ballast-cb-timeout-als', 'Ballast breaker + timeout, in a process already using AsyncLocalStorage'],
   ['opossum-cb-timeout-als', 'opossum breaker, timeout 1000, in a process already using AsyncLocalStorage'],
+  // Review fix: one event-loop turn per call (pipeline.child.mjs `@turn`), as a server between requests; these rows'
+  // ratio and overhead are against bare@turn of the same round. Without them Ballast's per-turn timer-queue check
+  // (a setImmediate) is amortized over the whole loop while opossum's per-call timer is not.
+  ['bare@turn', 'bare `await fn()`, one event-loop turn per call'],
+  ['ballast-rl-cb-retry-timeout@turn', 'Ballast rate limit + breaker + retry + timeout, one turn per call'],
+  [
+    'ballast-rl-cb-retry-timeout-noctx@turn',
+    'Ballast rate limit + breaker + retry + timeout, `ambientContext: false`, one turn per call',
+  ],
+  ['ballast-cb-timeout-noctx@turn', 'Ballast breaker + timeout, `ambientContext: false`, one turn per call'],
+  ['opossum-cb-timeout@turn', 'opossum breaker, timeout 1000, one turn per call'],
 ];
+/** The baseline of a row: the bare await measured the same way (with or without a turn per call). */
+const baseOf = (v) => (v.endsWith('@turn') ? 'bare@turn' : 'bare');
 
 const results = new Map(variants.map(([v]) => [v, []]));
 const ratios = new Map(variants.map(([v]) => [v, []]));
@@ -54,14 +71,18 @@ const cross = CHILD_NODE !== process.execPath;
 for (let round = 1; round <= ROUNDS; round++) {
   const bareStart = runChild(child, ['bare', CALLS], [], CHILD_NODE).ns;
   const row = {};
-  for (const [v] of variants.slice(1)) row[v] = runChild(child, [v, CALLS], [], CHILD_NODE).ns;
+  // Review fix: the order alternates between rounds (it was the same every round), so a drift within a round (load
+  // from other users, thermal) does not fall on the same variants every time.
+  const middle = variants.slice(1);
+  for (const [v] of round % 2 === 1 ? middle : [...middle].reverse())
+    row[v] = runChild(child, [v, CALLS], [], CHILD_NODE).ns;
   const bareEnd = runChild(child, ['bare', CALLS], [], CHILD_NODE).ns;
   const bare = (bareStart + bareEnd) / 2;
   results.get('bare').push(bare);
   ratios.get('bare').push(1);
   for (const [v, ns] of Object.entries(row)) {
     results.get(v).push(ns);
-    ratios.get(v).push(ns / bare);
+    ratios.get(v).push(ns / (baseOf(v) === 'bare' ? bare : row[baseOf(v)]));
   }
   process.stderr.write(`round ${round}/${ROUNDS} done\n`);
 }
@@ -70,12 +91,12 @@ for (const v of ['ballast-rl-cb-retry-timeout', 'ballast-bulkhead-rl-cb-retry-ti
   heap[v] = runChild(child, [v, '100000', '20000', '--heap'], ['--expose-gc'], CHILD_NODE).heap;
 }
 
-const bareMedian = median(results.get('bare'));
 let table =
   '| variant | ns/call (median) | ratio vs bare (median) | overhead over bare (ns) |\n|---|---:|---:|---:|\n';
 for (const [v, label] of variants) {
   const ns = median(results.get(v));
-  table += `| ${label} | ${ns.toFixed(0)} | ${median(ratios.get(v)).toFixed(2)} | ${(ns - bareMedian).toFixed(0)} |\n`;
+  const over = ns - median(results.get(baseOf(v)));
+  table += `| ${label} | ${ns.toFixed(0)} | ${median(ratios.get(v)).toFixed(2)} | ${over.toFixed(0)} |\n`;
 }
 const heapLine = `Heap growth over 10⁶ further calls after a forced GC (\`--expose-gc\`): ${Object.entries(
   heap,
@@ -129,12 +150,16 @@ Reading it:
   frame so \`currentSignal()\`, \`remainingTime()\` and \`currentCriticality()\` work, so in a process where it
   is the only user of AsyncLocalStorage it pays that tax alone; \`ambientContext: false\` skips the frame. Any
   service that already uses OpenTelemetry context, a request-scoped logger or Nest's request scope pays the tax
-  anyway: the last three rows compare Ballast and opossum on that equal footing.
+  anyway: the three "in a process already using AsyncLocalStorage" rows compare Ballast and opossum on that
+  equal footing.
 - opossum's policy is a breaker and a timeout; the "breaker + timeout" rows are Ballast's equivalent, the
   "rate limit + breaker + retry + timeout" rows do more.
+- The "one turn per call" rows turn the event loop after every call, as a server does between requests, and are
+  compared with the bare await measured the same way. In the other rows the loop never leaves the microtask queue,
+  so the timer queue's check (one \`setImmediate\` per turn) is paid once per measurement, not once per call.
 
 Rerun alone: \`npm run build && node tools/bench/src/pipeline.bench.mjs\` (env \`BENCH_ROUNDS\`, \`BENCH_CALLS\`).
 The cockatiel \`timeout\` creates an AbortController per call and aborts it on return (~13 µs on Node 20, see
 \`shared/reference/peer-overhead.md\` §5); Ballast creates the signal only when \`ctx.signal\` is read and never aborts on
-success. The machine is shared and noisy: trust ratios and medians, not single numbers.`;
+success: the row whose function reads \`ctx.signal\` is what a function that passes it on pays. The machine is shared and noisy: trust ratios and medians, not single numbers.`;
 }

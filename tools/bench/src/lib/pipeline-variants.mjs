@@ -107,6 +107,15 @@ export function makeVariant(variant) {
       const o = { policy: 'full' };
       return () => r.run(fn, o);
     }
+    case 'ballast-rl-cb-retry-timeout-signal': {
+      // Review fix: the function reads `ctx.signal`, as one that passes it on (fetch, a DB driver) does. cockatiel's
+      // cooperative timeout creates its signal on every call; Ballast only when read, so the other Ballast rows are its
+      // best case, not the equivalent of the cockatiel rows for a function that uses the signal.
+      const r = ballast();
+      const o = { policy: 'full' };
+      const reads = async (ctx) => (ctx.signal.aborted ? 0 : 1);
+      return () => r.run(reads, o);
+    }
     case 'ballast-bulkhead-rl-cb-retry-timeout': {
       const r = ballast();
       const o = { policy: 'bulkhead' };
