@@ -21,3 +21,17 @@ export interface ResilienceBinding {
 export const ResilienceBindingMetadata = Reflector.createDecorator<ResilienceBinding>({
   key: 'ballast:resilient',
 });
+
+/**
+ * Marks the provider-method wrappers the explorer installs on a prototype (and holds the original). Such a method
+ * runs its policy itself: the interceptor, which `@Resilient` also attaches, must not run it again around it.
+ */
+export const PROVIDER_WRAPPED = Symbol('ballast:wrapped');
+
+/** A provider method wrapped on its prototype by the explorer (a GraphQL resolver, a request-scoped provider). */
+export function isWrappedProviderMethod(method: unknown): boolean {
+  return (
+    typeof method === 'function' &&
+    (method as { [PROVIDER_WRAPPED]?: unknown })[PROVIDER_WRAPPED] !== undefined
+  );
+}

@@ -21,6 +21,22 @@ function catches(filter: ExceptionFilter, exception: unknown): boolean {
 }
 
 /**
+ * What a GraphQL resolver's rejection resolves to: an `Error` (graphql-js throws a resolver's returned Error as a
+ * field error, and copies its `extensions`) with the generic message, the Ballast `code` in `extensions` — where
+ * GraphQL clients look for a machine-readable code — and `retryAfter` in whole seconds when the wait is known, the
+ * `Retry-After` header a field error cannot set. Nothing else: no policy, route or details, and a stack without
+ * frames, so servers that show stack traces in development do not print Ballast's internals to the client.
+ */
+function graphqlError(mapped: MappedResilienceError): Error {
+  const { code, message } = mapped.body;
+  const error = new Error(message);
+  error.stack = `Error: ${message}`;
+  const extensions: Record<string, unknown> = { code };
+  if (mapped.retryAfterSeconds !== undefined) extensions.retryAfter = mapped.retryAfterSeconds;
+  return Object.assign(error, { extensions });
+}
+
+/**
  * Maps Ballast's own rejections to HTTP answers (429 / 503 / 504, see `mapResilienceError`). Registered globally
  * by `ResilienceModule` through `APP_FILTER`, so a rejection raised in a decorated provider deep inside a handler
  * maps the same way as one raised by the interceptor. It is bound to `ResilienceError` (and the client-disconnect
@@ -62,7 +78,8 @@ export class ResilienceExceptionFilter implements ExceptionFilter {
       client.emit?.('exception', { status: 'error', ...body });
       return undefined;
     }
-    return exception; // other transports (e.g. GraphQL) turn a returned error into their own error shape
+    if (type === 'graphql' && mapped !== undefined) return graphqlError(mapped);
+    return exception; // other transports turn a returned error into their own error shape
   }
 
   /**

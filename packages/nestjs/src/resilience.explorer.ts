@@ -1,6 +1,4 @@
-import { types } from 'node:util';
 import { Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
-import { PATH_METADATA } from '@nestjs/common/constants';
 import {
   DiscoveryService,
   HttpAdapterHost,
@@ -12,23 +10,38 @@ import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { ErrorCode, Resilience, ResilienceError, currentSignal, type RunOptions } from '@ballast/core';
 import { Observable, isObservable } from 'rxjs';
 import { runObservable } from './observable-call';
-import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
+import {
+  PROVIDER_WRAPPED as WRAPPED,
+  ResilienceBindingMetadata,
+  type ResilienceBinding,
+} from './resilience-binding';
 import { StreamGate } from './stream-gate';
 import { attachGatewayFilter } from './gateway-filter';
+import {
+  declaredNonPromise,
+  isHandler,
+  isMessageHandler,
+  isResolverMethod,
+  proxiedClassPrototype,
+} from './method-kinds';
 import { isWrappedHttpHandler, registerHttpRuntime, wrapHttpHandlers } from './http-handler-wrapping';
 import { ResilienceInterceptor } from './resilience.interceptor';
 
 type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
 
-/**
- * Marks prototype wrappers (and holds the original), so a prototype shared by two applications (request-scoped
- * providers) is wrapped only once, and a class inheriting a wrapper is wrapped around the original, not around it.
+/*
+ * Prototype wrappers are marked with `WRAPPED` (which holds the original), so a prototype shared by two applications
+ * (request-scoped providers) is wrapped only once, and a class inheriting a wrapper is wrapped around the original,
+ * not around it.
  */
-const WRAPPED = Symbol('ballast:wrapped');
+interface Host {
+  resilience: Resilience;
+  streams: StreamGate;
+}
 /** Per prototype-wrapped method, the `Resilience` of the application that bootstrapped last. */
-const prototypeBindings = new WeakMap<AnyMethod, { resilience: Resilience; streams: StreamGate }>();
-/** `PATTERN_HANDLER_METADATA` of `@nestjs/microservices/constants`, spelled out: that package is optional. */
-const PATTERN_HANDLER_METADATA = 'microservices:handler_type';
+const prototypeBindings = new WeakMap<AnyMethod, Host>();
+/** Per static GraphQL resolver instance, its application: its methods are wrapped on the prototype too. */
+const instanceHosts = new WeakMap<object, Host>();
 
 /**
  * Finds `@Resilient` / `@Hedged` methods on every provider at bootstrap (DiscoveryService + MetadataScanner) and
@@ -120,19 +133,25 @@ export class ResilienceExplorer implements OnModuleInit {
       const proxied = proxiedClassPrototype(wrapper);
       const proto = proxied ?? prototypeOf(wrapper);
       if (proto === undefined || proto === Object.prototype) continue;
-      if (this.reflector.get(ResilienceBindingMetadata, proto.constructor) !== undefined) {
+      const names = this.scanner.getAllMethodNames(proto);
+      // GraphQL resolvers are handlers too: like a controller, a resolver class may carry the decorator.
+      const resolvers = names.filter((name) => isResolverMethod((proto as Record<string, unknown>)[name]));
+      const classBinding = this.reflector.get(ResilienceBindingMetadata, proto.constructor);
+      if (classBinding !== undefined && resolvers.length === 0) {
         problems.push(
           `${String(wrapper.name)}: @Resilient/@Hedged on a provider class is not supported; decorate its methods`,
         );
       }
-      for (const name of this.scanner.getAllMethodNames(proto)) {
-        const binding = this.#bindingOf(proto, name);
+      for (const name of names) {
+        const resolver = resolvers.includes(name);
+        const binding = this.#bindingOf(proto, name) ?? (resolver ? classBinding : undefined);
         if (binding === undefined) continue;
         check(binding, `${String(wrapper.name)}.${name}`);
         // A gateway's message handler runs under its policy through ResilienceInterceptor, like an RPC handler;
         // Nest binds it before this runs, and it may return anything Nest accepts.
         if (isMessageHandler((proto as Record<string, object>)[name]!)) continue;
-        const declared = declaredNonPromise(proto, name);
+        // A resolver is a handler: GraphQL awaits what it returns, so it may be declared synchronous.
+        const declared = resolver ? undefined : declaredNonPromise(proto, name);
         if (declared !== undefined)
           problems.push(
             `${String(wrapper.name)}.${name} is declared to return ${declared}, but under @Resilient/@Hedged it ` +
@@ -140,7 +159,7 @@ export class ResilienceExplorer implements OnModuleInit {
               "imported from the application's rxjs",
           );
         if (known.has(binding.policy)) {
-          this.#wrap(wrapper, proto, name, binding, proxied !== undefined);
+          this.#wrap(wrapper, proto, name, binding, proxied !== undefined, resolver);
           wrapped++;
         }
       }
@@ -173,13 +192,19 @@ export class ResilienceExplorer implements OnModuleInit {
     name: string,
     binding: ResilienceBinding,
     proxied: boolean,
+    resolver: boolean,
   ): void {
     // `proto[name]` may already be a prototype wrapper: this class's own (wrapped by an earlier application), or
     // one it inherits from a request-scoped or transient base class. Wrapping that again would run the policy twice.
     const current = (proto as Record<string, AnyMethod & { [WRAPPED]?: AnyMethod }>)[name]!;
     const original = current[WRAPPED] ?? current;
-    if (!proxied && wrapper.isDependencyTreeStatic() && !wrapper.isTransient && isObject(wrapper.instance)) {
-      const host = { resilience: this.resilience, streams: this.streams };
+    const isStatic = wrapper.isDependencyTreeStatic() && !wrapper.isTransient && isObject(wrapper.instance);
+    const host = { resilience: this.resilience, streams: this.streams };
+    // @nestjs/graphql calls a static resolver's prototype method (`prototype[name]`, read at bootstrap) on its
+    // instance, never the instance's own property: its methods are wrapped on the prototype, each instance still
+    // running its own application's policies.
+    if (resolver && isStatic) instanceHosts.set(wrapper.instance as object, host);
+    else if (!proxied && isStatic) {
       const wrappedMethod = this.#wrapper(original, binding, () => host, returnsObservable(proto, name));
       // Modules that find their methods on the instance later (@nestjs/schedule's @Cron/@Interval/@Timeout, event
       // listeners) read the method's own metadata: without it a scheduled job silently never registered.
@@ -195,21 +220,21 @@ export class ResilienceExplorer implements OnModuleInit {
       const wrappedMethod = this.#wrapper(
         original,
         binding,
-        () => prototypeBindings.get(original)!,
+        (self) => (isObject(self) ? instanceHosts.get(self) : undefined) ?? prototypeBindings.get(original)!,
         returnsObservable(proto, name),
       );
       Object.defineProperty(wrappedMethod, WRAPPED, { value: original });
       copyMetadata(original, wrappedMethod);
       Object.defineProperty(proto, name, { value: wrappedMethod, writable: true, configurable: true });
     }
-    prototypeBindings.set(original, { resilience: this.resilience, streams: this.streams });
+    prototypeBindings.set(original, host);
   }
 
   /** Builds the replacement: async generators are breaker-gated, Observables stay lazy, the rest run as calls. */
   #wrapper(
     original: AnyMethod,
     binding: ResilienceBinding,
-    host: () => { resilience: Resilience; streams: StreamGate },
+    host: (self: unknown) => Host,
     observable: boolean,
   ): AnyMethod {
     const options: RunOptions<unknown> = {
@@ -219,7 +244,7 @@ export class ResilienceExplorer implements OnModuleInit {
     };
     if (isAsyncGeneratorFunction(original)) {
       return function (this: unknown, ...args: unknown[]) {
-        return host().streams.gateIterable(
+        return host(this).streams.gateIterable(
           binding,
           () => original.apply(this, args) as AsyncIterable<unknown>,
         );
@@ -233,7 +258,7 @@ export class ResilienceExplorer implements OnModuleInit {
           const own = new AbortController();
           const parent = currentSignal();
           const call = runObservable(
-            host().resilience,
+            host(this).resilience,
             () => original.apply(this, args) as Observable<unknown>,
             { ...options, signal: parent === undefined ? own.signal : AbortSignal.any([parent, own.signal]) },
             true,
@@ -246,7 +271,7 @@ export class ResilienceExplorer implements OnModuleInit {
       };
     }
     return function (this: unknown, ...args: unknown[]) {
-      return host().resilience.run(() => {
+      return host(this).resilience.run(() => {
         const result = original.apply(this, args);
         if (isObservable(result)) throw observableWithoutMetadata(original.name);
         return result;
@@ -295,61 +320,12 @@ function prototypeOf(wrapper: InstanceWrapper): object | undefined {
  * A route handler (`@Get()`, `@Sse()`, … set the path) or a microservice handler (`@MessagePattern()`,
  * `@EventPattern()`, `@GrpcMethod()` set the handler type). WebSocket handlers live on gateways, which are providers.
  */
-/** `MESSAGE_MAPPING_METADATA` of `@nestjs/websockets/constants`, spelled out: that package is optional. */
-const MESSAGE_MAPPING_METADATA = 'websockets:message_mapping';
-
-/** A WebSocket gateway's `@SubscribeMessage` handler. */
-function isMessageHandler(method: object): boolean {
-  return Reflect.getMetadata(MESSAGE_MAPPING_METADATA, method) === true;
-}
-
-function isHandler(method: object): boolean {
-  return (
-    Reflect.getMetadata(PATH_METADATA, method) !== undefined ||
-    Reflect.getMetadata(PATTERN_HANDLER_METADATA, method) !== undefined
-  );
-}
-
-/**
- * The prototype of the class a proxy provider stands for: a factory provider whose token is a class and whose value is
- * a `Proxy`, like nestjs-cls's `@InjectableProxy()` classes (`ClsModule.forFeature(RequestUser)`). Its value forwards
- * every property to an instance created per request (`moduleRef.create(RequestUser)`), which the explorer never sees,
- * and outside a request its prototype reads as `Object.prototype`: such a class's decorated methods silently ran
- * without their policy, and a misspelled policy passed the bootstrap check. Its prototype is wrapped instead, as for
- * request-scoped providers.
- */
-function proxiedClassPrototype(wrapper: InstanceWrapper): object | undefined {
-  if (!wrapper.isFactory || !types.isProxy(wrapper.instance)) return undefined;
-  const token: unknown = wrapper.token;
-  if (typeof token !== 'function') return undefined;
-  const proto: unknown = (token as { prototype?: unknown }).prototype;
-  return isObject(proto) ? proto : undefined;
-}
-
 function isObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null;
 }
 
 function isAsyncGeneratorFunction(fn: AnyMethod): boolean {
   return Object.prototype.toString.call(fn) === '[object AsyncGeneratorFunction]';
-}
-
-/**
- * The name of the type a decorated provider method is declared to return, when that type can be neither a Promise
- * nor an Observable (`number`, `Product[]`, a class, a `Subject`): wrapped, the method returns a Promise, so its callers would
- * silently get one — a JSON body of `{}`, a `Promise` where a number was expected. `design:returntype` is emitted
- * for decorated methods; it is absent for `void` and for undeclared types, `Object` for `unknown`, unions and
- * interfaces (`AsyncGenerator`): those pass.
- */
-function declaredNonPromise(proto: object, name: string): string | undefined {
-  const type: unknown = Reflect.getMetadata('design:returntype', proto, name);
-  if (typeof type !== 'function' || type === Object || type === Promise || type === Observable)
-    return undefined;
-  const prototype: unknown = (type as { prototype?: unknown }).prototype;
-  // A thenable class (a Promise library) is a Promise to its callers. A Subject, or an Observable of another copy of
-  // rxjs, is not: only `Observable` itself is wrapped as a lazy Observable, the rest would fail at the first call.
-  if (isObject(prototype) && typeof (prototype as { then?: unknown }).then === 'function') return undefined;
-  return (type as { name?: string }).name || 'a type that is not a Promise';
 }
 
 /** `design:returntype` is emitted for decorated methods: `Observable` when the method is typed to return one. */

@@ -13,7 +13,11 @@ import { clientDisconnectSignal, requestHeader } from './client-disconnect';
 import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality-level';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface';
-import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
+import {
+  ResilienceBindingMetadata,
+  isWrappedProviderMethod,
+  type ResilienceBinding,
+} from './resilience-binding';
 import { inScope, parseBudget } from './request-scope';
 import { StreamGate } from './stream-gate';
 import { runObservable } from './observable-call';
@@ -246,7 +250,11 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     const targets = [handler, owner];
     return {
       owner,
-      binding: this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets),
+      // A GraphQL resolver (or another provider method Nest calls through its enhancers) that the explorer wrapped
+      // runs its policy itself; running it here too would nest two calls (N² attempts). Criticality still applies.
+      binding: isWrappedProviderMethod(handler)
+        ? undefined
+        : this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets),
       criticality: this.reflector.getAllAndOverride(CriticalityMetadata, targets),
       stream: this.reflector.get<boolean | undefined>(SSE_METADATA, handler) === true,
       wrapped: isWrappedHttpHandler(handler),

@@ -1,0 +1,85 @@
+import { types } from 'node:util';
+import { PATH_METADATA } from '@nestjs/common/constants';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { Observable } from 'rxjs';
+
+/*
+ * What kind of method the explorer finds on a provider or controller, read from other packages' metadata. The keys
+ * of optional packages (@nestjs/microservices, @nestjs/websockets, @nestjs/graphql) are spelled out, so none of them
+ * is a dependency.
+ */
+
+/** `PATTERN_HANDLER_METADATA` of `@nestjs/microservices/constants`, spelled out: that package is optional. */
+const PATTERN_HANDLER_METADATA = 'microservices:handler_type';
+
+/** The metadata `@nestjs/graphql` puts on resolver methods, spelled out: that package is optional. */
+const RESOLVER_TYPE_METADATA = 'graphql:resolver_type';
+const RESOLVER_PROPERTY_METADATA = 'graphql:resolve_property';
+const RESOLVER_REFERENCE_METADATA = 'graphql:resolve_reference';
+
+/** `MESSAGE_MAPPING_METADATA` of `@nestjs/websockets/constants`, spelled out: that package is optional. */
+const MESSAGE_MAPPING_METADATA = 'websockets:message_mapping';
+
+/**
+ * A GraphQL resolver method (`@Query`, `@Mutation`, `@ResolveField`, `@ResolveReference`) of `@nestjs/graphql`.
+ * Subscriptions are left out: their resolver returns an async iterator, which no policy wraps.
+ */
+export function isResolverMethod(method: unknown): boolean {
+  if (typeof method !== 'function') return false;
+  const type: unknown = Reflect.getMetadata(RESOLVER_TYPE_METADATA, method);
+  return (
+    (typeof type === 'string' && type !== 'Subscription') ||
+    Reflect.getMetadata(RESOLVER_PROPERTY_METADATA, method) === true ||
+    Reflect.getMetadata(RESOLVER_REFERENCE_METADATA, method) === true
+  );
+}
+
+/** A WebSocket gateway's `@SubscribeMessage` handler. */
+export function isMessageHandler(method: object): boolean {
+  return Reflect.getMetadata(MESSAGE_MAPPING_METADATA, method) === true;
+}
+
+export function isHandler(method: object): boolean {
+  return (
+    Reflect.getMetadata(PATH_METADATA, method) !== undefined ||
+    Reflect.getMetadata(PATTERN_HANDLER_METADATA, method) !== undefined
+  );
+}
+
+/**
+ * The prototype of the class a proxy provider stands for: a factory provider whose token is a class and whose value is
+ * a `Proxy`, like nestjs-cls's `@InjectableProxy()` classes (`ClsModule.forFeature(RequestUser)`). Its value forwards
+ * every property to an instance created per request (`moduleRef.create(RequestUser)`), which the explorer never sees,
+ * and outside a request its prototype reads as `Object.prototype`: such a class's decorated methods silently ran
+ * without their policy, and a misspelled policy passed the bootstrap check. Its prototype is wrapped instead, as for
+ * request-scoped providers.
+ */
+export function proxiedClassPrototype(wrapper: InstanceWrapper): object | undefined {
+  if (!wrapper.isFactory || !types.isProxy(wrapper.instance)) return undefined;
+  const token: unknown = wrapper.token;
+  if (typeof token !== 'function') return undefined;
+  const proto: unknown = (token as { prototype?: unknown }).prototype;
+  return isObject(proto) ? proto : undefined;
+}
+
+/**
+ * The name of the type a decorated provider method is declared to return, when that type can be neither a Promise
+ * nor an Observable (`number`, `Product[]`, a class, a `Subject`): wrapped, the method returns a Promise, so its callers would
+ * silently get one — a JSON body of `{}`, a `Promise` where a number was expected. `design:returntype` is emitted
+ * for decorated methods; it is absent for `void` and for undeclared types, `Object` for `unknown`, unions and
+ * interfaces (`AsyncGenerator`): those pass.
+ */
+export function declaredNonPromise(proto: object, name: string): string | undefined {
+  const type: unknown = Reflect.getMetadata('design:returntype', proto, name);
+  if (typeof type !== 'function' || type === Object || type === Promise || type === Observable)
+    return undefined;
+  const prototype: unknown = (type as { prototype?: unknown }).prototype;
+  // A thenable class (a Promise library) is a Promise to its callers. A Subject, or an Observable of another copy of
+  // rxjs, is not: only `Observable` itself is wrapped as a lazy Observable, the rest would fail at the first call.
+  if (isObject(prototype) && typeof (prototype as { then?: unknown }).then === 'function') return undefined;
+  return (type as { name?: string }).name || 'a type that is not a Promise';
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
+}
