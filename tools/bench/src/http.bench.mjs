@@ -186,7 +186,7 @@ that one of their own, so work a peer leaves on timers (opossum's snapshots) is 
 
 ${table}
 Result, against the same handler undecorated: ${verdict}. Issue 7's goal is under 5 % throughput cost for the
-policy.
+policy: ${ADAPTERS.map((a) => `${a} ${costs[a].resilient.route.cpu < 0.05 ? 'meets' : 'misses'} it by default and ${costs[a]['resilient-noctx'].route.cpu < 0.05 ? 'meets' : 'misses'} it with \`ambientContext: false\``).join('; ')} (by the median CPU cost; see the spread).
 
 Reading the rows:
 - "CPU cost" is \`1 − cpu(base) / cpu(@Resilient)\` from the server's user-space CPU per request, per round (the rows
@@ -198,9 +198,13 @@ Reading the rows:
 - What \`@Resilient\` adds: core's \`run\` (see the pipeline section), one more route parameter (the request, which
   makes Nest resolve parameters through its async pipes step) and the client-disconnect wiring (one \`close\`
   listener per connection, not per request). The section *A Nest route without the network* measures it without the network's noise.
-- Against a handler that does real I/O (a database call, another service) the same absolute cost is a small share.
-- Read the spread, not only the medians: a decorated route adds 1–3 µs of CPU (the route section), which is within
-  the round-to-round spread of an Express request here (tens of µs); the Fastify rows are steadier.
+- Against a handler that does real I/O (a database call, another service) the per-call cost of \`ambientContext: false\`
+  is a smaller share; the default's AsyncLocalStorage tax is paid per promise, so it grows with the handler's own
+  promise work.
+- Read the spread, not only the medians: without the network a decorated route adds ≈ 1.4–3.6 µs of CPU (the route
+  section); an Express request here varies from round to round by more than that.
+- Each measurement lasts ${DURATION} s, less than opossum's 10 s window, so opossum never reaches the steady cost
+  the sustained-load section shows (this favours opossum here).
 
 Rerun alone: \`npx nx run-many -t build -p @ballast/nestjs && node tools/bench/src/http.bench.mjs\` (env
 \`BENCH_HTTP_ROUNDS\`, \`BENCH_HTTP_DURATION\`, \`BENCH_HTTP_CONNECTIONS\`, \`BENCH_HTTP_ADAPTERS\`). The machine is

