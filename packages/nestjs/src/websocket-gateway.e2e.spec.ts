@@ -91,6 +91,15 @@ class StockGateway {
   }
 }
 
+/** The `exception` event a client gets for a rate-limit rejection: the code, no policy name. */
+const RATE_LIMITED_EVENT = {
+  status: 'error',
+  statusCode: 429,
+  error: 'Too Many Requests',
+  code: 'rate_limited',
+  message: expect.any(String),
+};
+
 /**
  * A real Nest application with a socket.io gateway (`@nestjs/platform-socket.io`), called by a real socket.io
  * client over loopback: `@Resilient` on `@SubscribeMessage` handlers goes through ResilienceInterceptor, and
@@ -100,6 +109,16 @@ describe('@Resilient on WebSocket gateway handlers (socket.io)', () => {
   let app: INestApplication;
   let client: Socket;
   let port: number;
+
+  /** A socket.io client of the app, connected. */
+  async function connect(): Promise<Socket> {
+    const socket = io(`http://127.0.0.1:${port}`, { transports: ['websocket'], reconnection: false });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('connect_error', reject);
+    });
+    return socket;
+  }
 
   beforeAll(async () => {
     port = await freePort();
@@ -133,11 +152,7 @@ describe('@Resilient on WebSocket gateway handlers (socket.io)', () => {
     app = moduleRef.createNestApplication({ logger: false });
     app.useWebSocketAdapter(new IoAdapter(app));
     await app.listen(port, '127.0.0.1');
-    client = io(`http://127.0.0.1:${port}`, { transports: ['websocket'], reconnection: false });
-    await new Promise<void>((resolve, reject) => {
-      client.once('connect', resolve);
-      client.once('connect_error', reject);
-    });
+    client = await connect();
   });
   afterAll(async () => {
     client?.close();
@@ -168,13 +183,7 @@ describe('@Resilient on WebSocket gateway handlers (socket.io)', () => {
   it("maps a rejection to the client's exception event, with the code and no policy name", async () => {
     await expect(send('quote')).resolves.toEqual({ ack: 42 });
     const { exception } = await send('quote');
-    expect(exception).toEqual({
-      status: 'error',
-      statusCode: 429,
-      error: 'Too Many Requests',
-      code: 'rate_limited',
-      message: expect.any(String),
-    });
+    expect(exception).toEqual(RATE_LIMITED_EVENT);
     expect(JSON.stringify(exception)).not.toContain('quota');
   });
 
@@ -182,13 +191,7 @@ describe('@Resilient on WebSocket gateway handlers (socket.io)', () => {
     const inventory = app.get(Inventory);
     await expect(send('reserve', 'a')).resolves.toEqual({ ack: 'reserved a' });
     const { exception } = await send('reserve', 'b');
-    expect(exception).toEqual({
-      status: 'error',
-      statusCode: 429,
-      error: 'Too Many Requests',
-      code: 'rate_limited',
-      message: expect.any(String),
-    });
+    expect(exception).toEqual(RATE_LIMITED_EVENT);
     expect(inventory.calls).toBe(1);
   });
 
@@ -199,11 +202,7 @@ describe('@Resilient on WebSocket gateway handlers (socket.io)', () => {
 
   it("aborts a handler's call when its client disconnects", async () => {
     const gateway = app.get(StockGateway);
-    const other = io(`http://127.0.0.1:${port}`, {
-      transports: ['websocket'],
-      reconnection: false,
-    });
-    await new Promise<void>((resolve) => other.once('connect', resolve));
+    const other = await connect();
     other.emit('slow', null, () => undefined);
     for (let i = 0; i < 200 && gateway.aborted === undefined; i++) await new Promise((r) => setImmediate(r));
     expect(gateway.aborted).toBeDefined();
