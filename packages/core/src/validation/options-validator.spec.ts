@@ -128,6 +128,7 @@ describe('rules and formatting', () => {
     expect(formatValue([1, 'a'])).toBe("[1, 'a']");
     expect(formatValue([1, 2, 3, 4, 5, 6])).toBe('[1, 2, 3, 4, 5, …]');
     expect(formatValue({ a: 1, b: { c: { d: 1 } } })).toBe('{ a: 1, b: { c: {…} } }');
+    expect(formatValue({})).toBe('{}');
     expect(formatValue(new Map())).toBe('a Map');
     expect(formatValue(Symbol('s'))).toBe('Symbol(s)');
   });

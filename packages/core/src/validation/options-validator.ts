@@ -95,6 +95,7 @@ export function formatValue(value: unknown, depth = 0): string {
   const name = (value as object).constructor?.name;
   if (name !== undefined && name !== 'Object') return `a ${name}`;
   const entries = Object.entries(value as object);
+  if (entries.length === 0) return '{}';
   const shown = entries.slice(0, 5).map(([k, v]) => `${k}: ${formatValue(v, depth + 1)}`);
   return `{ ${shown.join(', ')}${entries.length > 5 ? ', …' : ''} }`;
 }

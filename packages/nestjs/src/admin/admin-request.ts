@@ -22,37 +22,92 @@ export class RequestCheck {
 
   throwIfInvalid(heading = 'Invalid admin request', code = INVALID_REQUEST): void {
     if (this.violations.length === 0) return;
-    const parts = this.violations.map(
-      (v) => `${v.path} must be ${v.constraint}, got ${formatValue(v.value)}`,
-    );
     throw new BadRequestException({
       statusCode: 400,
       error: 'Bad Request',
       code,
-      message: `${heading}: ${parts.join('; ')}`,
-      violations: echoedViolations(this.violations),
+      ...reportedViolations(heading, this.violations),
     });
   }
 }
 
-/** How deep a given value is echoed in a 400's `violations`; deeper arrays and objects read `[…]` / `{…}`. */
-const ECHO_DEPTH = 8;
-
-function echo(value: unknown, depth: number): unknown {
-  if (typeof value !== 'object' || value === null) return value;
-  if (depth >= ECHO_DEPTH) return Array.isArray(value) ? '[…]' : '{…}';
-  if (Array.isArray(value)) return value.map((item: unknown) => echo(item, depth + 1));
-  // fromEntries defines own properties, so a `__proto__` key from a JSON body stays a plain key.
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, echo(item, depth + 1)]));
-}
+/**
+ * How many violations a 400 lists. A spec of 20,000 bad strategies is 20,000 violations: listed in full, with the
+ * message naming each, an 800 KB request drew a 67 MB answer. The rest is counted (`violationCount`).
+ */
+export const MAX_REPORTED_VIOLATIONS = 50;
 
 /**
- * Violations as a 400 body carries them, each value cut at {@link ECHO_DEPTH}: a request body nested thousands of
- * levels deep (well within the adapters' size limits) would otherwise overflow the stack while the response is
- * serialised, turning the 400 into a 500.
+ * The `message` and `violations` of a 400 (plus `violationCount` when some are left out): the first
+ * {@link MAX_REPORTED_VIOLATIONS}, worded as core words them, each value echoed within bounds ({@link echo}).
+ * `fullMessage` is used as is when nothing is left out (core's own wording of its error).
  */
+export function reportedViolations(
+  heading: string,
+  violations: readonly Violation[],
+  fullMessage?: string,
+): { message: string; violations: unknown[]; violationCount?: number } {
+  const shown = violations.slice(0, MAX_REPORTED_VIOLATIONS);
+  const parts = shown.map((v) => `${v.path} must be ${v.constraint}, got ${formatValue(v.value)}`);
+  const left = violations.length - shown.length;
+  if (left === 0)
+    return { message: fullMessage ?? `${heading}: ${parts.join('; ')}`, violations: echoedViolations(shown) };
+  return {
+    message: `${heading}: ${parts.join('; ')}; and ${left} more violation${left === 1 ? '' : 's'}`,
+    violations: echoedViolations(shown),
+    violationCount: violations.length,
+  };
+}
+
+/** How deep a given value is echoed in a 400's `violations`; deeper arrays and objects read `[…]` / `{…}`. */
+const ECHO_DEPTH = 8;
+/** How many array items, object fields and nested values in all one echoed value shows; then `…`. */
+const ECHO_ITEMS = 20;
+const ECHO_NODES = 200;
+/** How many characters of a string value are echoed. */
+const ECHO_CHARS = 200;
+
+/**
+ * A given value as a 400 echoes it: cut at {@link ECHO_DEPTH} levels, {@link ECHO_ITEMS} items per array or
+ * object and {@link ECHO_NODES} values in all (`…` marks what is left out), long strings shortened. A request body
+ * nested thousands of levels deep (well within the adapters' size limits) would otherwise overflow the stack while
+ * the response is serialised, turning the 400 into a 500; a wide one would be echoed back whole.
+ */
+function echo(value: unknown, depth: number, budget: { nodes: number }): unknown {
+  budget.nodes--;
+  if (typeof value === 'string')
+    return value.length > ECHO_CHARS ? `${value.slice(0, ECHO_CHARS)}… (${value.length} characters)` : value;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth >= ECHO_DEPTH || budget.nodes <= 0) return Array.isArray(value) ? '[…]' : '{…}';
+  if (Array.isArray(value)) {
+    const items: unknown[] = [];
+    for (const item of value as unknown[]) {
+      if (items.length === ECHO_ITEMS || budget.nodes <= 0) {
+        items.push(`… ${value.length - items.length} more`);
+        break;
+      }
+      items.push(echo(item, depth + 1, budget));
+    }
+    return items;
+  }
+  const entries = Object.entries(value);
+  const out: [string, unknown][] = [];
+  for (const [key, item] of entries) {
+    if (out.length === ECHO_ITEMS || budget.nodes <= 0) {
+      out.push(['…', `${entries.length - out.length} more fields`]);
+      break;
+    }
+    out.push([key, echo(item, depth + 1, budget)]);
+  }
+  // fromEntries defines own properties, so a `__proto__` key from a JSON body stays a plain key.
+  return Object.fromEntries(out);
+}
+
+/** Violations as a 400 body carries them, each value echoed within bounds ({@link echo}). */
 export function echoedViolations(violations: readonly unknown[]): unknown[] {
-  return violations.map((v) => (isRecord(v) && 'value' in v ? { ...v, value: echo(v['value'], 0) } : v));
+  return violations.map((v) =>
+    isRecord(v) && 'value' in v ? { ...v, value: echo(v['value'], 0, { nodes: ECHO_NODES }) } : v,
+  );
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

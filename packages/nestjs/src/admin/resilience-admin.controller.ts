@@ -19,11 +19,12 @@ import {
   isResilienceError,
   policyToSpec,
   type ResilienceStateSnapshot,
+  type Violation,
 } from '@ballast/core';
 import {
   RequestCheck,
   checkQuery,
-  echoedViolations,
+  reportedViolations,
   jsonBody,
   routeTarget,
   singleQueryValue,
@@ -117,7 +118,7 @@ export class ResilienceAdminController {
       check.fail('name', `${formatValue(policy)} (the policy in the URL), or absent`, spec['name']);
       check.throwIfInvalid(heading, ErrorCode.INVALID_POLICY);
     }
-    await adminCall(() => this.resilience.admin.retune({ ...spec, name: policy }));
+    await adminCall(() => this.resilience.admin.retune({ ...spec, name: policy }), heading);
     const current = this.resilience.policy(policy);
     return { policy, spec: current === undefined ? undefined : policyToSpec(current) };
   }
@@ -131,7 +132,8 @@ interface ForceOpenResult {
 
 const optional = (route: string | undefined): [] | [string] => (route === undefined ? [] : [route]);
 
-async function adminCall(op: () => Promise<void>): Promise<void> {
+/** Runs an admin operation; a configuration error becomes a 400 (`heading`: how its message begins) or a 404. */
+async function adminCall(op: () => Promise<void>, heading = 'Invalid admin request'): Promise<void> {
   try {
     await op();
   } catch (error) {
@@ -141,8 +143,7 @@ async function adminCall(op: () => Promise<void>): Promise<void> {
       statusCode: 400,
       error: 'Bad Request',
       code: error.code,
-      message: error.message,
-      violations: echoedViolations(asArray(error.details?.['violations'])),
+      ...reportedViolations(heading, asArray(error.details?.['violations']) as Violation[], error.message),
     });
   }
 }

@@ -1,5 +1,5 @@
 import { Controller, Module, UseGuards, type DynamicModule } from '@nestjs/common';
-import { ResilienceError } from '@ballast/core';
+import { ResilienceError, formatValue } from '@ballast/core';
 import { ResilienceAdminController } from './resilience-admin.controller';
 import type { ResilienceAdminOptions } from './resilience-admin-options.interface';
 
@@ -14,6 +14,7 @@ import type { ResilienceAdminOptions } from './resilience-admin-options.interfac
 @Module({})
 export class ResilienceAdminModule {
   static forRoot(options: ResilienceAdminOptions = {}): DynamicModule {
+    checkOptions(options);
     const { path = 'resilience', guard, unsafeAllowAnonymous = false } = options;
     if (guard === undefined && unsafeAllowAnonymous !== true) {
       throw new ResilienceError({
@@ -34,4 +35,37 @@ export class ResilienceAdminModule {
       controllers: [ResilienceAdminRoutes],
     };
   }
+}
+
+/**
+ * The shape of the options, every violation in one error (as core reports its own): a path Nest would silently
+ * mangle (`''` serves the endpoints at the application's root, `'a?b'` can never match) or a guard that is not a
+ * class would otherwise surface later, far from the cause, or not at all.
+ */
+function checkOptions(options: unknown): void {
+  const o = (typeof options === 'object' && options !== null ? options : {}) as Record<string, unknown>;
+  const problems: string[] = [];
+  const fail = (field: string, constraint: string): void => {
+    problems.push(`${field} must be ${constraint}, got ${formatValue(o[field])}`);
+  };
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    problems.push(`options must be an object, got ${formatValue(options)}`);
+  const path = o['path'];
+  if (
+    path !== undefined &&
+    (typeof path !== 'string' || !/^\/*[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*\/*$/.test(path))
+  )
+    fail(
+      'path',
+      "a URL path prefix of non-empty segments of letters, digits and . _ ~ - (like 'ops/resilience')",
+    );
+  if (o['guard'] !== undefined && typeof o['guard'] !== 'function') fail('guard', 'a CanActivate class');
+  if (o['unsafeAllowAnonymous'] !== undefined && typeof o['unsafeAllowAnonymous'] !== 'boolean')
+    fail('unsafeAllowAnonymous', 'a boolean');
+  if (o['imports'] !== undefined && !Array.isArray(o['imports'])) fail('imports', 'an array of modules');
+  if (problems.length > 0)
+    throw new ResilienceError({
+      kind: 'configuration',
+      message: `Invalid ResilienceAdminModule.forRoot options: ${problems.join('; ')}`,
+    });
 }

@@ -97,6 +97,31 @@ describe('ResilienceAdminModule.forRoot', () => {
     expect((error as Error).message).toMatch(/without a guard/);
     expect((error as Error).message).toMatch(/unsafeAllowAnonymous: true/);
   });
+
+  it('refuses malformed options, naming each field, its constraint and the value given', () => {
+    const refusal = (options: unknown): string => {
+      try {
+        ResilienceAdminModule.forRoot(options as ResilienceAdminOptions);
+      } catch (e) {
+        expect(isResilienceError(e) && e.kind).toBe('configuration');
+        return (e as Error).message;
+      }
+      throw new Error('forRoot accepted the options');
+    };
+    expect(refusal({ path: '', guard: 'TokenGuard', unsafeAllowAnonymous: 'yes', imports: {} })).toBe(
+      'Invalid ResilienceAdminModule.forRoot options: ' +
+        "path must be a URL path prefix of non-empty segments of letters, digits and . _ ~ - (like 'ops/resilience'), got ''; " +
+        "guard must be a CanActivate class, got 'TokenGuard'; unsafeAllowAnonymous must be a boolean, got 'yes'; " +
+        'imports must be an array of modules, got {}',
+    );
+    for (const path of [42, 'a?b', 'ops//state', 'a b', ':policy', '*'])
+      expect(refusal({ path, guard: TokenGuard })).toMatch(
+        /^Invalid ResilienceAdminModule.forRoot options: path must be/,
+      );
+    expect(refusal(null)).toMatch(/options must be an object, got null/);
+    for (const path of ['ops', '/ops/resilience/', 'v1.admin', 'a-b_c~d'])
+      expect(() => ResilienceAdminModule.forRoot({ path, guard: TokenGuard })).not.toThrow();
+  });
 });
 
 describe.each(ADAPTERS)('admin HTTP API (%s)', (adapter) => {
@@ -557,6 +582,46 @@ describe.each(ADAPTERS)('admin HTTP API: hostile and unusual requests (%s)', (ad
       expect(res.body).toEqual({ policy: 'limited', route: 'eu', forcedOpen: true });
       expect(await forced()).toEqual([{ policy: 'limited', route: 'eu' }]);
     }
+  });
+
+  it('a huge invalid spec draws a bounded 400: the first violations, a count of the rest, values cut short', async () => {
+    app = await boot(adapter, { guard: TokenGuard });
+    // Under Express's default 100 KB body limit; without the bounds its 400 was over 400 KB.
+    const wide = Array.from({ length: 5_000 }, (_, i) => i);
+    const spec = {
+      strategies: [{ type: 'retry', junk: wide }, ...Array.from({ length: 2_000 }, () => ({ type: 'nope' }))],
+    };
+    const sent = JSON.stringify(spec);
+    expect(sent.length).toBeLessThan(100_000);
+    const put = await http()
+      .put('/resilience/policies/limited')
+      .set(auth)
+      .set('Content-Type', 'application/json')
+      .send(sent)
+      .expect(400);
+    expect(put.body.code).toBe('invalid_policy');
+    expect(put.body.violations).toHaveLength(50);
+    expect(put.body.violationCount).toBe(2_002); // junk, the missing maxAttempts, 2,000 unknown types
+    expect(put.body.message).toMatch(/^Invalid policy spec 'limited': strategies\[0\]\./);
+    expect(put.body.message).toMatch(new RegExp(`; and ${put.body.violationCount - 50} more violations$`));
+    const junk = put.body.violations.find((v: { path: string }) => v.path.endsWith('.junk'));
+    expect(junk.value).toHaveLength(21);
+    expect(junk.value[20]).toBe('… 4980 more');
+    expect(JSON.stringify(put.body).length).toBeLessThan(40_000);
+    expect(app.get(Resilience).policy('limited')?.rateLimit?.options.permits).toBe(2);
+    // A few violations are reported whole, in core's own words, without a count.
+    const few = await http()
+      .put('/resilience/policies/limited')
+      .set(auth)
+      .send({ strategies: [{ type: 'retry', maxAttempts: -1 }], x: 'y'.repeat(500) })
+      .expect(400);
+    expect(few.body.violationCount).toBeUndefined();
+    expect(few.body.violations).toHaveLength(2);
+    expect(few.body.violations[0]).toEqual({
+      path: 'x',
+      constraint: expect.any(String),
+      value: `${'y'.repeat(200)}… (500 characters)`,
+    });
   });
 
   it('a deeply nested value in a spec or a route body is a 400 naming its path, not a 500', async () => {
