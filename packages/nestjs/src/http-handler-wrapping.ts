@@ -12,6 +12,7 @@ import { ResilienceError } from '@ballast/core';
 import { CriticalityMetadata, type CriticalityLevel } from './criticality-level';
 import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
 import { callSignalFactory } from './call-signal';
+import { isMicroserviceHandler } from './method-kinds';
 
 type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
 type ControllerClass = abstract new (...args: never[]) => unknown;
@@ -105,7 +106,9 @@ export function isWrappedHttpHandler(handler: unknown): boolean {
  *   handler), and a class whose inherited handler is wrapped but which has no decorator of its own gets the original.
  *
  * - a call that does not come from Nest's router (another method of the controller, a unit test) runs the method
- *   as written: no policy, no argument taken away.
+ *   as written: no policy, no argument taken away;
+ * - a route that is also a microservice handler (`@MessagePattern`, `@EventPattern` on the same method, in a hybrid
+ *   application) is not wrapped: it keeps the interceptor, which runs its policy on both paths.
  *
  * Prototypes are shared by every application in the process (tests boot many), so this runs once per class; each
  * application registers its runtime under its HTTP server ({@link registerHttpRuntime}).
@@ -145,7 +148,10 @@ function wrapClass(owner: ControllerClass, proto: object): void {
       if (state !== undefined) define(proto, name, original);
       continue;
     }
-    if (!isHttpRoute(original)) {
+    // A route that is also a microservice handler is called by the connected microservice too, with RPC arguments
+    // the wrapper cannot tell from a direct call: it would run without its policy there (and the request parameter
+    // added to the shared parameter metadata would replace the payload). It stays on the interceptor, on both paths.
+    if (!isHttpRoute(original) || isMicroserviceHandler(original)) {
       stayOnInterceptor.push(original);
       continue;
     }

@@ -2,6 +2,7 @@ import { types } from 'node:util';
 import { PATH_METADATA } from '@nestjs/common/constants';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { Observable } from 'rxjs';
+import { ResilienceError } from '@ballast/core';
 
 /*
  * What kind of method the explorer finds on a provider or controller, read from other packages' metadata. The keys
@@ -34,16 +35,25 @@ export function isResolverMethod(method: unknown): boolean {
   );
 }
 
+/** A GraphQL `@Subscription` resolver method of `@nestjs/graphql`. */
+export function isSubscriptionMethod(method: unknown): boolean {
+  return (
+    typeof method === 'function' && Reflect.getMetadata(RESOLVER_TYPE_METADATA, method) === 'Subscription'
+  );
+}
+
 /** A WebSocket gateway's `@SubscribeMessage` handler. */
 export function isMessageHandler(method: object): boolean {
   return Reflect.getMetadata(MESSAGE_MAPPING_METADATA, method) === true;
 }
 
 export function isHandler(method: object): boolean {
-  return (
-    Reflect.getMetadata(PATH_METADATA, method) !== undefined ||
-    Reflect.getMetadata(PATTERN_HANDLER_METADATA, method) !== undefined
-  );
+  return Reflect.getMetadata(PATH_METADATA, method) !== undefined || isMicroserviceHandler(method);
+}
+
+/** A microservice handler (`@MessagePattern()`, `@EventPattern()`, `@GrpcMethod()` set the handler type). */
+export function isMicroserviceHandler(method: object): boolean {
+  return Reflect.getMetadata(PATTERN_HANDLER_METADATA, method) !== undefined;
 }
 
 /**
@@ -82,4 +92,27 @@ export function declaredNonPromise(proto: object, name: string): string | undefi
 
 function isObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null;
+}
+
+export function isAsyncGeneratorFunction(fn: unknown): boolean {
+  return Object.prototype.toString.call(fn) === '[object AsyncGeneratorFunction]';
+}
+
+/** `design:returntype` is emitted for decorated methods: `Observable` when the method is typed to return one. */
+export function returnsObservable(proto: object, name: string): boolean {
+  return Reflect.getMetadata('design:returntype', proto, name) === Observable;
+}
+
+/**
+ * Without `design:returntype` (a type-only import of Observable, or a compiler that emits no decorator metadata)
+ * an Observable method would be wrapped as a Promise-returning one, silently changing what callers get.
+ */
+export function observableWithoutMetadata(method: string): ResilienceError {
+  return new ResilienceError({
+    kind: 'configuration',
+    message:
+      `@Resilient method ${method}() returned an Observable, but its declared return type was not seen at bootstrap. ` +
+      "Declare it as ': Observable<T>' with a value import (import { Observable } from 'rxjs'), with " +
+      'emitDecoratorMetadata on, so the method is wrapped as a lazy Observable.',
+  });
 }

@@ -1,4 +1,4 @@
-import { Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import {
   DiscoveryService,
   HttpAdapterHost,
@@ -7,7 +7,14 @@ import {
   Reflector,
 } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import { ErrorCode, Resilience, ResilienceError, currentSignal, type RunOptions } from '@ballast/core';
+import {
+  ErrorCode,
+  Resilience,
+  ResilienceError,
+  bindCriticality,
+  currentSignal,
+  type RunOptions,
+} from '@ballast/core';
 import { Observable, isObservable } from 'rxjs';
 import { runObservable } from './observable-call';
 import {
@@ -19,13 +26,18 @@ import { StreamGate } from './stream-gate';
 import { attachGatewayFilter } from './gateway-filter';
 import {
   declaredNonPromise,
+  isAsyncGeneratorFunction,
   isHandler,
   isMessageHandler,
   isResolverMethod,
+  observableWithoutMetadata,
   proxiedClassPrototype,
+  returnsObservable,
 } from './method-kinds';
 import { isWrappedHttpHandler, registerHttpRuntime, wrapHttpHandlers } from './http-handler-wrapping';
 import { ResilienceInterceptor } from './resilience.interceptor';
+import { CriticalityMetadata, type CriticalityLevel } from './criticality-level';
+import { bindHost, latestHost, unbindHost } from './prototype-bindings';
 
 type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
 
@@ -38,8 +50,6 @@ interface Host {
   resilience: Resilience;
   streams: StreamGate;
 }
-/** Per prototype-wrapped method, the `Resilience` of the application that bootstrapped last. */
-const prototypeBindings = new WeakMap<AnyMethod, Host>();
 /** Per static GraphQL resolver instance, its application: its methods are wrapped on the prototype too. */
 const instanceHosts = new WeakMap<object, Host>();
 
@@ -60,8 +70,11 @@ const instanceHosts = new WeakMap<object, Host>();
  * handler, another decorated method) is linked to it: that call's abort aborts this one ({@link linkedTo}).
  */
 @Injectable()
-export class ResilienceExplorer implements OnModuleInit {
+export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Ballast');
+  readonly #host: Host;
+  /** The prototype-wrapped methods this application is bound to (prototype-bindings.ts). */
+  readonly #bound: AnyMethod[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -73,6 +86,7 @@ export class ResilienceExplorer implements OnModuleInit {
     modules: ModulesContainer,
     @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {
+    this.#host = { resilience, streams };
     runLifecycleHooksFirst(modules);
     // Before Nest registers the routes (at `init()`), which is when it reads the handler functions.
     wrapHttpHandlers(modules);
@@ -137,6 +151,7 @@ export class ResilienceExplorer implements OnModuleInit {
       // GraphQL resolvers are handlers too: like a controller, a resolver class may carry the decorator.
       const resolvers = names.filter((name) => isResolverMethod((proto as Record<string, unknown>)[name]));
       const classBinding = this.reflector.get(ResilienceBindingMetadata, proto.constructor);
+      const classCriticality = this.reflector.get(CriticalityMetadata, proto.constructor);
       if (classBinding !== undefined && resolvers.length === 0) {
         problems.push(
           `${String(wrapper.name)}: @Resilient/@Hedged on a provider class is not supported; decorate its methods`,
@@ -145,7 +160,16 @@ export class ResilienceExplorer implements OnModuleInit {
       for (const name of names) {
         const resolver = resolvers.includes(name);
         const binding = this.#bindingOf(proto, name) ?? (resolver ? classBinding : undefined);
-        if (binding === undefined) continue;
+        // A resolver binds its `@Criticality` itself: Nest runs no interceptor around a field resolver (unless
+        // `fieldResolverEnhancers` says so), and the level must be bound around the policy's call.
+        const criticality = resolver ? (this.#criticalityOf(proto, name) ?? classCriticality) : undefined;
+        if (binding === undefined) {
+          if (criticality !== undefined) {
+            this.#wrap(wrapper, proto, name, undefined, criticality, proxied !== undefined, resolver);
+            wrapped++;
+          }
+          continue;
+        }
         check(binding, `${String(wrapper.name)}.${name}`);
         // A gateway's message handler runs under its policy through ResilienceInterceptor, like an RPC handler;
         // Nest binds it before this runs, and it may return anything Nest accepts.
@@ -159,7 +183,7 @@ export class ResilienceExplorer implements OnModuleInit {
               "imported from the application's rxjs",
           );
         if (known.has(binding.policy)) {
-          this.#wrap(wrapper, proto, name, binding, proxied !== undefined, resolver);
+          this.#wrap(wrapper, proto, name, binding, criticality, proxied !== undefined, resolver);
           wrapped++;
         }
       }
@@ -175,9 +199,20 @@ export class ResilienceExplorer implements OnModuleInit {
     if (wrapped > 0) this.logger.log(`Wrapped ${wrapped} provider method(s) with resilience policies`);
   }
 
+  /** Prototype-wrapped methods go back to the latest application still alive (after every user hook). */
+  onApplicationShutdown(): void {
+    unbindHost(this.#bound, this.#host);
+    this.#bound.length = 0;
+  }
+
   #bindingOf(proto: object, name: string): ResilienceBinding | undefined {
     const method: unknown = (proto as Record<string, unknown>)[name];
     return typeof method === 'function' ? this.reflector.get(ResilienceBindingMetadata, method) : undefined;
+  }
+
+  #criticalityOf(proto: object, name: string): CriticalityLevel | undefined {
+    const method: unknown = (proto as Record<string, unknown>)[name];
+    return typeof method === 'function' ? this.reflector.get(CriticalityMetadata, method) : undefined;
   }
 
   /**
@@ -190,7 +225,8 @@ export class ResilienceExplorer implements OnModuleInit {
     wrapper: InstanceWrapper,
     proto: object,
     name: string,
-    binding: ResilienceBinding,
+    binding: ResilienceBinding | undefined,
+    criticality: CriticalityLevel | undefined,
     proxied: boolean,
     resolver: boolean,
   ): void {
@@ -199,7 +235,7 @@ export class ResilienceExplorer implements OnModuleInit {
     const current = (proto as Record<string, AnyMethod & { [WRAPPED]?: AnyMethod }>)[name]!;
     const original = current[WRAPPED] ?? current;
     const isStatic = wrapper.isDependencyTreeStatic() && !wrapper.isTransient && isObject(wrapper.instance);
-    const host = { resilience: this.resilience, streams: this.streams };
+    const host = this.#host;
     // @nestjs/graphql calls a static resolver's prototype method (`prototype[name]`, read at bootstrap) on its
     // instance, never the instance's own property: its methods are wrapped on the prototype, each instance still
     // running its own application's policies.
@@ -220,18 +256,37 @@ export class ResilienceExplorer implements OnModuleInit {
       const wrappedMethod = this.#wrapper(
         original,
         binding,
-        (self) => (isObject(self) ? instanceHosts.get(self) : undefined) ?? prototypeBindings.get(original)!,
+        (self) => (isObject(self) ? instanceHosts.get(self) : undefined) ?? latestHost<Host>(original),
         returnsObservable(proto, name),
+        criticality,
       );
       Object.defineProperty(wrappedMethod, WRAPPED, { value: original });
       copyMetadata(original, wrappedMethod);
       Object.defineProperty(proto, name, { value: wrappedMethod, writable: true, configurable: true });
     }
-    prototypeBindings.set(original, host);
+    bindHost(original, host);
+    this.#bound.push(original);
   }
 
-  /** Builds the replacement: async generators are breaker-gated, Observables stay lazy, the rest run as calls. */
+  /**
+   * Builds the replacement: async generators are breaker-gated, Observables stay lazy, the rest run as calls. With a
+   * `criticality` (GraphQL resolvers), the level is bound around it all, and alone when there is no `binding`.
+   */
   #wrapper(
+    original: AnyMethod,
+    binding: ResilienceBinding | undefined,
+    host: (self: unknown) => Host,
+    observable: boolean,
+    criticality?: CriticalityLevel,
+  ): AnyMethod {
+    const inner = binding === undefined ? original : this.#policyWrapper(original, binding, host, observable);
+    if (criticality === undefined) return inner;
+    return function (this: unknown, ...args: unknown[]) {
+      return bindCriticality(criticality, () => inner.apply(this, args));
+    };
+  }
+
+  #policyWrapper(
     original: AnyMethod,
     binding: ResilienceBinding,
     host: (self: unknown) => Host,
@@ -316,35 +371,8 @@ function prototypeOf(wrapper: InstanceWrapper): object | undefined {
   return !wrapper.inject && isObject(metatype?.prototype) ? metatype.prototype : undefined;
 }
 
-/**
- * A route handler (`@Get()`, `@Sse()`, … set the path) or a microservice handler (`@MessagePattern()`,
- * `@EventPattern()`, `@GrpcMethod()` set the handler type). WebSocket handlers live on gateways, which are providers.
- */
 function isObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null;
-}
-
-function isAsyncGeneratorFunction(fn: AnyMethod): boolean {
-  return Object.prototype.toString.call(fn) === '[object AsyncGeneratorFunction]';
-}
-
-/** `design:returntype` is emitted for decorated methods: `Observable` when the method is typed to return one. */
-function returnsObservable(proto: object, name: string): boolean {
-  return Reflect.getMetadata('design:returntype', proto, name) === Observable;
-}
-
-/**
- * Without `design:returntype` (a type-only import of Observable, or a compiler that emits no decorator metadata)
- * an Observable method would be wrapped as a Promise-returning one, silently changing what callers get.
- */
-function observableWithoutMetadata(method: string): ResilienceError {
-  return new ResilienceError({
-    kind: 'configuration',
-    message:
-      `@Resilient method ${method}() returned an Observable, but its declared return type was not seen at bootstrap. ` +
-      "Declare it as ': Observable<T>' with a value import (import { Observable } from 'rxjs'), with " +
-      'emitDecoratorMetadata on, so the method is wrapped as a lazy Observable.',
-  });
 }
 
 function copyMetadata(from: object, to: object): void {

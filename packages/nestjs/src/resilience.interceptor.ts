@@ -21,6 +21,7 @@ import {
 import { inScope, parseBudget } from './request-scope';
 import { StreamGate } from './stream-gate';
 import { runObservable } from './observable-call';
+import { isSubscriptionMethod } from './method-kinds';
 import {
   BALLAST_INTERCEPTOR,
   isWrappedHttpHandler,
@@ -247,13 +248,18 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   }
 
   #read(handler: Handler, owner: ControllerClass): HandlerPlan {
+    // A GraphQL resolver (or another provider method Nest calls through its enhancers) that the explorer wrapped
+    // runs its policy and binds its criticality itself; running the policy here too would nest two calls
+    // (N² attempts).
+    if (isWrappedProviderMethod(handler))
+      return { owner, binding: undefined, criticality: undefined, stream: false, wrapped: false };
     const targets = [handler, owner];
     return {
       owner,
-      // A GraphQL resolver (or another provider method Nest calls through its enhancers) that the explorer wrapped
-      // runs its policy itself; running it here too would nest two calls (N² attempts). Criticality still applies.
-      binding: isWrappedProviderMethod(handler)
-        ? undefined
+      // A GraphQL subscription is not a call: a class-level @Resilient covers the resolver's queries, mutations and
+      // fields, not the subscriptions next to them (a decorator on the @Subscription method itself still applies).
+      binding: isSubscriptionMethod(handler)
+        ? this.reflector.get(ResilienceBindingMetadata, handler)
         : this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets),
       criticality: this.reflector.getAllAndOverride(CriticalityMetadata, targets),
       stream: this.reflector.get<boolean | undefined>(SSE_METADATA, handler) === true,

@@ -6,7 +6,15 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { ADAPTERS, ApiController, TokenGuard, auth, boot, forcedOpen, policies } from './admin-fixtures';
+import {
+  ADAPTERS,
+  ApiController,
+  TokenGuard,
+  auth,
+  boot,
+  forcedOpen,
+  policies,
+} from '../__tests__/admin-fixtures';
 import { ResilienceAdminModule, ResilienceModule } from '../index';
 
 describe.each(ADAPTERS)('admin HTTP API: hostile and unusual requests (%s)', (adapter) => {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { ADAPTERS, TokenGuard, auth, boot, forcedOpen } from './admin-fixtures';
+import { ADAPTERS, TokenGuard, auth, boot, forcedOpen } from '../__tests__/admin-fixtures';
 
 describe.each(ADAPTERS)('admin HTTP API: which route an operation targets (%s)', (adapter) => {
   let app: INestApplication;

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { Resilience, isResilienceError } from '@ballast/core';
 import request from 'supertest';
-import { ADAPTERS, ApiController, TokenGuard, auth, boot } from './admin-fixtures';
+import { ADAPTERS, ApiController, TokenGuard, auth, boot } from '../__tests__/admin-fixtures';
 import { ResilienceAdminModule, type ResilienceAdminOptions } from '../index';
 
 describe('ResilienceAdminModule.forRoot', () => {

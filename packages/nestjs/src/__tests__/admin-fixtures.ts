@@ -11,7 +11,7 @@ import {
 import { CircuitBreakerStrategy, RateLimitStrategy, ResiliencePolicy } from '@ballast/core';
 import { FakeClock } from '@ballast/testing';
 import request from 'supertest';
-import { ADAPTERS, bootApp } from '../__tests__/harness';
+import { ADAPTERS, bootApp } from './harness';
 import { Resilient, ResilienceAdminModule, ResilienceModule, type ResilienceAdminOptions } from '../index';
 
 /** The application the admin API specs boot: two policies, three decorated routes, a bearer-token guard. */
