@@ -84,10 +84,11 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
       params.breakDuration,
       params.halfOpenMaxCalls,
       this.#ttl(params),
-    ])) as [number, BreakerState, number, string, string, string];
+    ])) as [number | string, BreakerState, number | string, string, string, string];
     const [admitted, state, generation, lease, retryAfter, from] = reply;
     const transition = transitionOf(from, state);
-    if (admitted !== 1) {
+    // Number(): a client created with `stringNumbers: true` answers Lua integers as strings ('1')
+    if (Number(admitted) !== 1) {
       this.#cache.delete(key.id);
       return { admitted: false, state, retryAfter: replyNumber(retryAfter), transition };
     }

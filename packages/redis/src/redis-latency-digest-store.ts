@@ -11,6 +11,8 @@ import {
   type ResolvedRedisStoreOptions,
 } from './redis-store-options';
 
+const DEFAULT_RELATIVE_ACCURACY = 0.01;
+
 export interface RedisLatencyDigestStoreOptions extends RedisStoreOptions {
   /** DDSketch relative accuracy in (0, 1) (default 0.01: estimates within 1 % of a true sample value). */
   readonly relativeAccuracy?: number;
@@ -23,18 +25,25 @@ export interface RedisLatencyDigestStoreOptions extends RedisStoreOptions {
  * always from the last *full* epoch: undefined until one has completed (after a start or a `reset`).
  *
  * Keys: `<prefix>:{<key.id>}:dd:<q>` (meta), `…:dd:<q>:b` (bucket counts, about `log(max/min)/log(γ)` fields),
- * `…:dd:r` (reset token). `time` is not used: epochs are counted in samples.
+ * `…:dd:r` (reset token); `<q>` is followed by `@<relativeAccuracy>` when that is not the default 0.01. `time` is
+ * not used: epochs are counted in samples.
  */
 export class RedisLatencyDigestStore implements LatencyDigestStore {
   readonly options: ResolvedRedisStoreOptions & { readonly relativeAccuracy: number };
   readonly #runner: ScriptRunner;
   /** The LogarithmicMapping of a sketches-js DDSketch: Redis counts are bins of exactly that sketch. */
   readonly #mapping: DDSketch['mapping'];
+  /**
+   * Bucket indexes only mean something under the mapping that made them: replicas whose `relativeAccuracy` differs
+   * (mid-deploy) keep separate sketches (`…:dd:<q>@<accuracy>`, none for the default), instead of mixing indexes
+   * into one sketch that each decodes with its own mapping (100 ms read back as 2.5 ms).
+   */
+  readonly #accuracyTag: string;
 
   constructor(client: RedisScriptClient, options: RedisLatencyDigestStoreOptions = {}) {
     const check = new OptionCheck('redisLatencyDigestStore');
     const base = resolveRedisStoreOptions(check, options);
-    const relativeAccuracy = options.relativeAccuracy ?? 0.01;
+    const relativeAccuracy = options.relativeAccuracy ?? DEFAULT_RELATIVE_ACCURACY;
     check.check(
       relativeAccuracy > 0 && relativeAccuracy < 1,
       'relativeAccuracy',
@@ -45,6 +54,7 @@ export class RedisLatencyDigestStore implements LatencyDigestStore {
     this.options = Object.freeze({ ...base, relativeAccuracy });
     this.#runner = new ScriptRunner(client, 'latencyDigest', base.commandTimeout);
     this.#mapping = new DDSketch({ relativeAccuracy }).mapping;
+    this.#accuracyTag = relativeAccuracy === DEFAULT_RELATIVE_ACCURACY ? '' : `@${relativeAccuracy}`;
   }
 
   async observe(
@@ -82,7 +92,8 @@ export class RedisLatencyDigestStore implements LatencyDigestStore {
 
   #keys(key: StateKey, params: DigestParams): [string, string, string] {
     const base = `${keyBase(this.options.prefix, key)}:dd`;
-    return [`${base}:${params.quantile}`, `${base}:${params.quantile}:b`, `${base}:r`];
+    const meta = `${base}:${params.quantile}${this.#accuracyTag}`;
+    return [meta, `${meta}:b`, `${base}:r`];
   }
 
   #value(reply: unknown): number | undefined {

@@ -32,7 +32,8 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   async take(key: StateKey, params: RateLimitParams, now: number, n = 1): Promise<RateLimitResult> {
     const [ok, tokens, retryAfter] = await this.#run('take', key, params, now, n);
-    return ok === 1
+    // Number(): a client created with `stringNumbers: true` answers Lua integers as strings ('1')
+    return Number(ok) === 1
       ? { ok: true, tokens: replyNumber(tokens) }
       : { ok: false, tokens: replyNumber(tokens), retryAfter: replyNumber(retryAfter) };
   }
@@ -51,7 +52,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     params: RateLimitParams,
     now: number,
     n: number,
-  ): Promise<[number, string, string]> {
+  ): Promise<[number | string, string, string]> {
     return (await this.#runner.run(op, RATE_LIMIT, 1, [
       `${keyBase(this.options.prefix, key)}:rl`,
       clockArg(this.options.time, now),
@@ -60,7 +61,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       params.burst,
       n,
       op,
-    ])) as [number, string, string];
+    ])) as [number | string, string, string];
   }
 }
 
