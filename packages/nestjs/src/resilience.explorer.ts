@@ -157,12 +157,21 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
           `${String(wrapper.name)}: @Resilient/@Hedged on a provider class is not supported; decorate its methods`,
         );
       }
+      const gateway = names.some((name) => isMessageHandler((proto as Record<string, object>)[name]!));
+      if (classCriticality !== undefined && resolvers.length === 0 && !gateway)
+        problems.push(
+          `${String(wrapper.name)}: @Criticality on a provider class is not supported; decorate its methods`,
+        );
       for (const name of names) {
         const resolver = resolvers.includes(name);
         const binding = this.#bindingOf(proto, name) ?? (resolver ? classBinding : undefined);
-        // A resolver binds its `@Criticality` itself: Nest runs no interceptor around a field resolver (unless
-        // `fieldResolverEnhancers` says so), and the level must be bound around the policy's call.
-        const criticality = resolver ? (this.#criticalityOf(proto, name) ?? classCriticality) : undefined;
+        // A provider method binds its `@Criticality` itself, around the policy's call: Nest runs no interceptor
+        // around a provider method, nor around a field resolver (unless `fieldResolverEnhancers` says so). A
+        // gateway's message handler gets its level from the interceptor.
+        const messageHandler = isMessageHandler((proto as Record<string, object>)[name]!);
+        const criticality = messageHandler
+          ? undefined
+          : (this.#criticalityOf(proto, name) ?? (resolver ? classCriticality : undefined));
         if (binding === undefined) {
           if (criticality !== undefined) {
             this.#wrap(wrapper, proto, name, undefined, criticality, proxied !== undefined, resolver);
@@ -173,7 +182,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
         check(binding, `${String(wrapper.name)}.${name}`);
         // A gateway's message handler runs under its policy through ResilienceInterceptor, like an RPC handler;
         // Nest binds it before this runs, and it may return anything Nest accepts.
-        if (isMessageHandler((proto as Record<string, object>)[name]!)) continue;
+        if (messageHandler) continue;
         // A resolver is a handler: GraphQL awaits what it returns, so it may be declared synchronous.
         const declared = resolver ? undefined : declaredNonPromise(proto, name);
         if (declared !== undefined)
@@ -241,7 +250,13 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     // running its own application's policies.
     if (resolver && isStatic) instanceHosts.set(wrapper.instance as object, host);
     else if (!proxied && isStatic) {
-      const wrappedMethod = this.#wrapper(original, binding, () => host, returnsObservable(proto, name));
+      const wrappedMethod = this.#wrapper(
+        original,
+        binding,
+        () => host,
+        returnsObservable(proto, name),
+        criticality,
+      );
       // Modules that find their methods on the instance later (@nestjs/schedule's @Cron/@Interval/@Timeout, event
       // listeners) read the method's own metadata: without it a scheduled job silently never registered.
       copyMetadata(original, wrappedMethod);

@@ -187,7 +187,11 @@ describe('peers.md §5 — breaker', () => {
     const { resilience, clock, ofType } = setup([
       policy('inner', [breaker({ minThroughput: 1, breakDuration: '5s' })]),
       policy('outer', [
-        new RetryStrategy({ maxAttempts: 3, backoff: { base: 10, max: 10, jitter: 'none' } }),
+        // max covers the break: a longer retryAfter ends the retries at once instead (retry-after-bound.spec.ts)
+        new RetryStrategy({
+          maxAttempts: 3,
+          backoff: { base: 10, max: '5s', multiplier: 1, jitter: 'none' },
+        }),
       ]),
     ]);
     await resilience.run(() => Promise.reject(infraError()), { policy: 'inner' }).catch(() => 0);

@@ -77,7 +77,8 @@ describe('rate limit', () => {
         new RetryStrategy({
           maxAttempts: 3,
           retryOn: ['throttled'],
-          backoff: { base: 10, max: 10, jitter: 'none' },
+          // max: the longest the outer retry waits for a token (a longer retryAfter ends the retries)
+          backoff: { base: 10, max: '2s', jitter: 'none' },
         }),
       ]),
     ]);

@@ -112,7 +112,8 @@ describe('retry', () => {
     const { resilience, clock, ofType } = retrying({
       maxAttempts: 3,
       retryOn: ['throttled'],
-      backoff: { base: 100, max: 100, jitter: 'none' },
+      // a hint is honoured up to max (a longer one ends the retries: retry-after-bound.spec.ts)
+      backoff: { base: 100, max: 1000, multiplier: 1, jitter: 'none' },
     });
     const { seen, fn } = script(clock, [
       kindError('throttled', 'slow down', 750),
@@ -129,7 +130,7 @@ describe('retry', () => {
     const { resilience, clock } = retrying({
       maxAttempts: 2,
       retryOn: ['throttled'],
-      backoff: { base: 10, max: 10, jitter: 'none' },
+      backoff: { base: 10, max: '2s', jitter: 'none' },
     });
     const e429 = Object.assign(new Error('429'), { status: 429, headers: { 'retry-after': '2' } });
     const { seen, fn } = script(clock, [e429]);

@@ -5,6 +5,7 @@ import type { Engine } from '../executor/engine';
 import { hedgeDelayOf } from '../executor/hedge';
 import type { KeyState, PolicyRuntime } from '../executor/policy-runtime';
 import type { StoreName } from '../events';
+import { stateKey } from '../stores/ports';
 import type { ResilienceAdmin } from '../resilience-types';
 import { formatValue } from '../validation/options-validator';
 import type { ResilienceStateSnapshot } from './snapshot';
@@ -44,9 +45,15 @@ function checkArguments(method: string, policy: unknown, route: unknown): void {
     });
 }
 
-/** The keys an operation addresses: one route, or (no route) every route the policy has seen. */
-function keysOf(pr: PolicyRuntime, route: string | undefined, routeGiven: boolean): KeyState[] {
-  return routeGiven ? [pr.key(route)] : [...pr.keys.values()];
+/**
+ * The keys an operation addresses: one route, or (no route) every route the policy has seen. A route this process
+ * has not seen has no key, and none is created for it: clearing or resetting a route is no reason to hold state for
+ * it, and creating one per call would let an operator's loop over routes evict the idle keys real traffic uses.
+ */
+function keysOf(pr: PolicyRuntime, route: string | undefined): KeyState[] {
+  if (route === undefined) return [...pr.keys.values()];
+  const ks = pr.keys.get(route);
+  return ks === undefined ? [] : [ks];
 }
 
 export function createAdmin(host: AdminHost): ResilienceAdmin {
@@ -140,7 +147,7 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
       checkArguments('clearForcedOpen', policy, route);
       const pr = need(policy);
       if (route === undefined) pr.forcedAll = false;
-      for (const ks of keysOf(pr, route, route !== undefined)) ks.forcedOpen = false;
+      for (const ks of keysOf(pr, route)) ks.forcedOpen = false;
       pr.unpinned++;
     },
 
@@ -149,7 +156,15 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
       const pr = need(policy);
       if (pr.breakerParams === undefined) return;
       const e = host.engine;
-      for (const ks of keysOf(pr, route, route !== undefined)) {
+      const keys = keysOf(pr, route);
+      // A route this process never saw may still be open in a shared store (another replica tripped it): reset the
+      // store's state for it, without creating a key here (the local store holds nothing for an unseen route).
+      if (route !== undefined && keys.length === 0) {
+        if (e.breakerStore !== e.breakerLocal)
+          await e.breakerStore.reset(stateKey(pr.policy.name, route), e.clock.now());
+        return;
+      }
+      for (const ks of keys) {
         const now = e.clock.now();
         await e.breakerLocal.reset(ks.key, now);
         if (e.breakerStore !== e.breakerLocal) await e.breakerStore.reset(ks.key, now);

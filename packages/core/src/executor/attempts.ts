@@ -155,12 +155,16 @@ function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): number {
   let delay = retry.backoff.delay(n, lane.previousDelay, e.random);
   lane.previousDelay = delay;
   // A throttled error's hint, and the one on Ballast's own rejections (a nested call's open circuit): waiting
-  // less would only hit the same refusal again.
+  // less would only hit the same refusal again. A hint beyond the backoff's `max` — the longest this policy sleeps
+  // between attempts — ends the retries with the real error (its hint intact for the caller), as a deadline does:
+  // a far-future Retry-After (an HTTP-date a year ahead, an infinite `retryAfter`) must not park the call.
   if (kind === 'throttled' || (isOwnResilienceError(lane.error) && REJECTION_CODES.has(lane.error.code))) {
     const hint = retryAfterOf(lane.error);
-    if (hint !== undefined && hint > delay) delay = hint;
+    if (hint !== undefined && hint > delay) {
+      if (!(hint <= retry.backoff.options.max)) return stop(inv, lane, false);
+      delay = hint;
+    }
   }
-  // A wait that never ends (an infinite `retryAfter`) outlives any deadline: the real error now, not a hung call.
   if (!(delay < Infinity)) return stop(inv, lane, false);
   if (inv.deadline !== undefined && e.clock.now() + delay >= inv.deadline) return stop(inv, lane, false);
   // Withdrawn last: a retry the deadline rules out spends no token.

@@ -2,7 +2,9 @@ import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors
 import { stacklessError } from '../errors/stackless';
 import type { Invocation } from './invocation';
 import { Lane } from './lane';
+import { refuse } from './pass-end';
 import { runPipeline } from './pipeline';
+import { rejection } from './rejections';
 
 /**
  * The abort reason a losing hedged attempt sees: distinct from a timeout or the caller's own reason. Built only
@@ -17,6 +19,11 @@ function hedgeLost(policy: string, route: string | undefined): ResilienceError {
     policy,
     ...(route === undefined ? {} : { route }),
   });
+}
+
+/** Refuses a hedged attempt of a key forced open (SPEC §6), with the `rejected` event a refusal emits. */
+function forcedOpen(inv: Invocation, lane: Lane): false {
+  return refuse(inv, lane, rejection('infrastructure', ErrorCode.FORCED_OPEN, inv.policyName, inv.route));
 }
 
 /** The primary's attempts ended on their timeout: slowness, not a fast failure. */
@@ -84,9 +91,9 @@ export function runHedged(inv: Invocation): Promise<boolean> {
       resolve(true);
     };
 
-    const launch = (lane: Lane): void => {
+    const launch = (lane: Lane, pass: Promise<boolean>): void => {
       running++;
-      void runPipeline(inv, lane).then((ok) => {
+      void pass.then((ok) => {
         running--;
         // The delay learns how long a primary takes to *succeed* (hedges fire on slowness, not failure): a fast
         // failure or rejection is no latency sample, or a failing dependency would pull the delay down and hedge
@@ -110,11 +117,13 @@ export function runHedged(inv: Invocation): Promise<boolean> {
       launched++;
       if (e.listening)
         e.emit({ type: 'hedge_attempt', policy: inv.policyName, route: inv.route, attempt: launched, delay });
-      launch(lane);
+      // A hedge is a new request to the dependency: one due after an operator forced the key open is refused before
+      // any strategy, as the call itself would be (and as an open breaker refuses it); the attempts running go on.
+      launch(lane, inv.ks.forcedNow() ? Promise.resolve(forcedOpen(inv, lane)) : runPipeline(inv, lane));
       if (launched < h.maxAttempts) timer = e.clock.setTimeout(fire, delay);
     };
 
-    launch(inv);
+    launch(inv, runPipeline(inv, inv));
     if (!finished && h.maxAttempts > 1) timer = e.clock.setTimeout(fire, delay);
   });
 }

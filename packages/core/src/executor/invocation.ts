@@ -1,4 +1,4 @@
-import { currentFrame } from '../context/context-storage';
+import { contextStorage, currentFrame } from '../context/context-storage';
 import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { stacklessError } from '../errors/stackless';
 import type { CallOutcome } from '../events';
@@ -156,7 +156,9 @@ export class Invocation extends Lane {
             e.emit({ type: 'fallback', policy: this.policyName, route: this.route, error, kind });
           let value: unknown;
           try {
-            value = fallback(error, this.#fallbackContext());
+            // Under its context, as an attempt's fn runs: `currentSignal()` inside it is its ctx.signal.
+            const ctx = this.#fallbackContext();
+            value = e.ambientContext ? contextStorage.run(ctx, fallback, error, ctx) : fallback(error, ctx);
           } catch (fallbackError) {
             return this.#fallbackFailed(fallbackError);
           }
@@ -346,7 +348,7 @@ export class Invocation extends Lane {
    * The last attempt's context — unless its signal was aborted for that attempt only (its timeout, a lost hedge):
    * the fallback is new work and gets a live signal. After a deadline the aborted context is the right one.
    */
-  #fallbackContext(): CallContext {
+  #fallbackContext(): AttemptContext {
     const ctx = this.ctx;
     if (ctx !== undefined && (!ctx.aborted || this.callerCancelled)) return ctx;
     // Held as the lane's ctx, so a caller abort during the fallback aborts this signal too.

@@ -1,4 +1,4 @@
-import { ErrorCode, type ResilienceError } from '../errors/resilience-error';
+import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { outcomeClass, type OutcomeClass } from '../errors/outcome-class';
 import type { Invocation } from './invocation';
 import type { Lane } from './lane';
@@ -60,7 +60,12 @@ function classOf(inv: Invocation, lane: Lane, ok: boolean): OutcomeClass {
   if (lane.cancelled) return 'cancelled';
   // Ballast's own rejections are neither health nor failure of the dependency.
   if (lane.rejected) return 'overload';
-  return outcomeClass(inv.engine.classify(lane.error), false);
+  // A nested call that a deadline ended (its `deadline_exceeded`, rethrown by fn) spent a caller's budget, as when
+  // the deadline cuts this call short: not the dependency's health. Under one shared deadline the nested call's
+  // timer may well fire first (it converted the deadline later), so this must not depend on timer order.
+  const error = lane.error;
+  if (isOwnResilienceError(error) && error.code === ErrorCode.DEADLINE_EXCEEDED) return 'cancelled';
+  return outcomeClass(inv.engine.classify(error), false);
 }
 
 /** The lane was cancelled: its error is the cancellation reason. */

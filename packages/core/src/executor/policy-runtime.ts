@@ -29,9 +29,11 @@ export interface KeyDeps {
   evicted(key: StateKey): void;
 }
 
-/** What a key tells its runtime: it may have become evictable (see `PolicyRuntime.key`). */
-interface UnpinSink {
+/** What a key tells its runtime (it may have become evictable, see `PolicyRuntime.key`) and reads from it. */
+interface KeyOwner {
   unpinned: number;
+  /** The policy-wide (route-less) force-open flag. */
+  readonly forcedAll: boolean;
 }
 
 /**
@@ -77,7 +79,7 @@ export class KeyState implements RunningCalls {
     policy: ResiliencePolicy,
     route: string | undefined,
     deps: KeyDeps,
-    private readonly owner: UnpinSink,
+    private readonly owner: KeyOwner,
   ) {
     this.key = stateKey(policy.name, route);
     this.#breakDuration = policy.circuitBreaker?.options.breakDuration ?? 0;
@@ -125,6 +127,17 @@ export class KeyState implements RunningCalls {
     if (this.breakerState === state) return;
     this.breakerState = state;
     this.breakerSeenAt = at;
+  }
+
+  /**
+   * Whether the key is forced open now, by its own flag or its policy's route-less one, as the latest retune holds
+   * them: a call in flight holds the key it started on, and an operator acts on the current runtime's key.
+   */
+  forcedNow(): boolean {
+    let latest = this.successor;
+    if (latest === undefined) return this.forcedOpen || this.owner.forcedAll;
+    while (latest.successor !== undefined) latest = latest.successor;
+    return latest.forcedOpen || latest.owner.forcedAll;
   }
 
   /** An idle key can be dropped without losing anything that matters. */

@@ -33,7 +33,8 @@ const DEFAULT_RETRY_ON: readonly RetryableKind[] = Object.freeze(['infrastructur
 /**
  * Retry (SPEC §4): up to `maxAttempts` attempts on errors whose kind is in `retryOn`, sleeping `backoff` between
  * them, spending a `budget` token per retry when one is set. The executor never sleeps past the deadline and
- * honours a `throttled` error's `retryAfter` when it is longer than the backoff. Only retryable kinds
+ * honours a `throttled` error's `retryAfter` when it is longer than the backoff, up to `backoff.max` (a longer
+ * hint ends the retries with the real error). Only retryable kinds
  * (`concurrency`, `infrastructure`, `throttled`) may be listed: retrying a `validation` error cannot succeed.
  */
 export class RetryStrategy {

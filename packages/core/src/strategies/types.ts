@@ -142,6 +142,10 @@ export interface ResolvedAdaptiveThrottleOptions {
 // --- retry ----------------------------------------------------------------------------------------------------------
 export interface BackoffOptions {
   base: Duration;
+  /**
+   * The longest sleep between attempts: caps the computed backoff, and a `retryAfter` hint beyond it ends the
+   * retries with the real error instead of sleeping.
+   */
   max: Duration;
   multiplier?: number;
   jitter?: JitterMode;
