@@ -1,4 +1,10 @@
-import { ResilienceError, type Resilience, type ResilienceEvent } from '@ballast/core';
+import {
+  EXCEPTION_KINDS,
+  ErrorCode,
+  ResilienceError,
+  type Resilience,
+  type ResilienceEvent,
+} from '@ballast/core';
 import { ValueType, createNoopMeter, type Meter } from '@opentelemetry/api';
 import { AttributeTable } from './attribute-table';
 import { createStateGauges } from './gauges';
@@ -20,6 +26,15 @@ export type InstrumentationDisposer = () => void;
 const liveInstrumentations = new WeakMap<InstrumentedResilience, WeakSet<Meter>>();
 
 /**
+ * The values `ballast.code` may take on `ballast.calls`: Ballast's own codes and the error kinds. A `ResilienceError`
+ * the application throws carries whatever `code` it was given (an order id, a message), which would make one series
+ * per value; such a failure is counted without `ballast.code`.
+ */
+const KNOWN_CODES: ReadonlySet<string> = new Set<string>([...Object.values(ErrorCode), ...EXCEPTION_KINDS]);
+
+const stopNothing: InstrumentationDisposer = () => {};
+
+/**
  * Records SPEC §8 metrics for one `Resilience`: counters and the duration histogram from its events (durations are
  * measured on the Resilience clock by the executor), and gauges read from `admin.inspect()` at each collection.
  *
@@ -39,11 +54,13 @@ export function instrumentResilience(
   resilience: InstrumentedResilience,
   options: InstrumentResilienceOptions = {},
 ): InstrumentationDisposer {
-  const { meter, attributes, gaugeTimeout } = resolveInstrumentOptions(options);
+  const { meter, attributes, gaugeTimeout } = resolveInstrumentOptions(options, resilience);
+  // The API's no-op meter (what `metrics.getMeter()` answers before an SDK is registered, and a shut-down
+  // MeterProvider hands out) records nothing, and never will: subscribing would only make core build every event of
+  // every call for nobody (SPEC §5: nothing is allocated while nobody listens).
+  if (meter === createNoopMeter()) return stopNothing;
   let meters = liveInstrumentations.get(resilience);
-  // The API's no-op meter (what `metrics.getMeter()` answers before an SDK is registered) records nothing to double.
-  const tracked = meter !== createNoopMeter();
-  if (tracked && meters?.has(meter)) {
+  if (meters?.has(meter)) {
     throw new ResilienceError({
       kind: 'configuration',
       message:
@@ -89,7 +106,7 @@ export function instrumentResilience(
         // whatever reason a caller aborted with (core sends no code there; an older core did, mid-flight).
         calls.add(
           1,
-          code === undefined || (outcome !== 'failure' && outcome !== 'rejected')
+          code === undefined || (outcome !== 'failure' && outcome !== 'rejected') || !KNOWN_CODES.has(code)
             ? attrs.outcome(policy, route, outcome)
             : attrs.outcomeCode(policy, route, outcome, code),
         );
@@ -116,11 +133,15 @@ export function instrumentResilience(
     }
   };
 
-  const unsubscribe = resilience.on(onEvent);
-  if (tracked) {
-    if (meters === undefined) liveInstrumentations.set(resilience, (meters = new WeakSet()));
-    meters.add(meter);
+  let unsubscribe: () => void;
+  try {
+    unsubscribe = resilience.on(onEvent);
+  } catch (error) {
+    gauges.dispose();
+    throw error;
   }
+  if (meters === undefined) liveInstrumentations.set(resilience, (meters = new WeakSet()));
+  meters.add(meter);
 
   let active = true;
   return () => {

@@ -32,11 +32,15 @@ export interface ResolvedInstrumentOptions {
  * Validates the options once (SPEC §2): every violation is collected and reported in one `configuration`
  * `ResilienceError` naming each field, its constraint and the given value; `details.violations` lists them.
  */
-export function resolveInstrumentOptions(options: unknown): ResolvedInstrumentOptions {
+export function resolveInstrumentOptions(options: unknown, resilience: unknown): ResolvedInstrumentOptions {
   const violations: Violation[] = [];
   const fail = (path: string, constraint: string, value: unknown): void => {
     violations.push(Object.freeze({ path, constraint, value }));
   };
+  // Checked before anything is created: a bad argument must not leave a gauge callback registered on the meter.
+  if (!isResilience(resilience)) {
+    fail('resilience', 'a Resilience (with on(listener) and admin.inspect())', resilience);
+  }
   const o = isRecord(options) ? (options as InstrumentResilienceOptions) : {};
   if (!isRecord(options)) fail('options', 'an object', options);
 
@@ -82,6 +86,17 @@ function durationOrUndefined(value: unknown): number | undefined {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isResilience(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const { on, admin } = value as { on?: unknown; admin?: unknown };
+  return (
+    typeof on === 'function' &&
+    typeof admin === 'object' &&
+    admin !== null &&
+    typeof (admin as { inspect?: unknown }).inspect === 'function'
+  );
 }
 
 function isMeter(value: unknown): value is Meter {

@@ -234,6 +234,44 @@ describe('Grafana dashboard (dashboards/ballast.json)', () => {
     expect(unknown).toEqual([]);
   });
 
+  it('uses metric names only where a metric goes, and filters each metric only by labels it carries', () => {
+    const documented = new Set(Object.values(PROMETHEUS_NAMES).flat());
+    const labelsOf = new Map<string, Set<string>>();
+    for (const s of scraped.samples) {
+      // ballast_route is on every series but route-less ones (the scenario's search policy has no route).
+      const labels = labelsOf.get(s.name) ?? new Set<string>(['ballast_route']);
+      for (const l of Object.keys(s.labels)) labels.add(l);
+      labelsOf.set(s.name, labels);
+    }
+    const problems: string[] = [];
+    for (const expr of queries()) {
+      // A metric is what a selector starts with (`name{…}`) or what label_values() reads (`label_values(name, …)`).
+      const selectors = [
+        ...[...expr.matchAll(/\b(ballast_[a-z0-9_]+)\s*\{([^}]*)\}/g)].map((m) => [m[1]!, m[2]!] as const),
+        ...[...expr.matchAll(/label_values\(\s*(ballast_[a-z0-9_]+)\s*,/g)].map((m) => [m[1]!, ''] as const),
+      ];
+      for (const [metric, matchers] of selectors) {
+        if (!documented.has(metric)) problems.push(`${metric} is not a documented series (${expr})`);
+        const labels = labelsOf.get(metric);
+        if (labels === undefined) {
+          problems.push(`${metric} is not in a real scrape (${expr})`);
+          continue;
+        }
+        for (const [, label] of matchers.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)/g)) {
+          if (!labels.has(label!)) problems.push(`${metric} has no label ${label} (${expr})`);
+        }
+      }
+      const metrics = new Set(selectors.map(([m]) => m));
+      // Every other ballast_* token is a label (in by (…), a legend or label_values' second argument).
+      for (const [token] of expr.matchAll(/\bballast_[a-z0-9_]+\b/g)) {
+        if (metrics.has(token)) continue;
+        const onSome = [...metrics].some((m) => labelsOf.get(m)?.has(token));
+        if (!onSome) problems.push(`${token} is not a label of ${[...metrics].join(', ')} (${expr})`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   it('charts every instrument', () => {
     const text = queries().join('\n');
     for (const instrument of Object.values(MetricName)) {
