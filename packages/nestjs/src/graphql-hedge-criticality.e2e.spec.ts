@@ -14,8 +14,6 @@ import {
   Resolver,
   Subscription,
 } from '@nestjs/graphql';
-import { ExpressAdapter } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
 import {
   Criticality as Level,
   HedgeStrategy,
@@ -27,7 +25,7 @@ import {
 import { FakeClock } from '@ballast/testing';
 import { parse, subscribe, type ExecutionResult } from 'graphql';
 import request from 'supertest';
-import { deferred, start, type Deferred } from './__tests__/harness';
+import { ADAPTERS, bootApp, deferred, start, type AdapterName, type Deferred } from './__tests__/harness';
 import { Criticality, Hedged, ResilienceModule, Resilient } from './index';
 
 /**
@@ -128,8 +126,8 @@ class TickResolver {
   }
 }
 
-async function boot(clock: FakeClock): Promise<INestApplication> {
-  const moduleRef = await Test.createTestingModule({
+function boot(adapter: AdapterName, clock: FakeClock): Promise<INestApplication> {
+  return bootApp(adapter, {
     imports: [
       ResilienceModule.forRoot({
         clock,
@@ -153,10 +151,7 @@ async function boot(clock: FakeClock): Promise<INestApplication> {
       GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, autoSchemaFile: true }),
     ],
     providers: [LevelReader, QuoteResolver, TickResolver],
-  }).compile();
-  const app = moduleRef.createNestApplication(new ExpressAdapter(), { logger: false });
-  await app.init();
-  return app;
+  });
 }
 
 interface GqlResponse {
@@ -164,82 +159,89 @@ interface GqlResponse {
   errors?: { message: string; extensions?: Record<string, unknown> }[];
 }
 
-describe('@Hedged and @Criticality on GraphQL resolvers, and subscriptions (Apollo, Express)', () => {
-  let app: INestApplication;
-  let clock: FakeClock;
-  const gql = async (query: string): Promise<GqlResponse> => {
-    const res = await request(app.getHttpServer() as never)
-      .post('/graphql')
-      .send({ query });
-    expect(res.status).toBe(200);
-    return res.body as GqlResponse;
-  };
+describe.each(ADAPTERS)(
+  '@Hedged and @Criticality on GraphQL resolvers, and subscriptions (Apollo, %s)',
+  (adapter) => {
+    let app: INestApplication;
+    let clock: FakeClock;
+    const gql = async (query: string): Promise<GqlResponse> => {
+      const res = await request(app.getHttpServer() as never)
+        .post('/graphql')
+        .send({ query });
+      expect(res.status).toBe(200);
+      return res.body as GqlResponse;
+    };
 
-  beforeEach(async () => {
-    signals = new Map();
-    entered = deferred();
-    clock = new FakeClock();
-    app = await boot(clock);
-  });
-  afterEach(async () => {
-    await app?.close();
-  });
-
-  it.each([
-    ['a query', 'query', '{ hedgedQuote { attempt } }', { hedgedQuote: { attempt: 2 } }],
-    ['a field resolver', 'field', '{ quote { price } }', { quote: { price: 2 } }],
-  ])(
-    '@Hedged on %s races a second attempt after the delay and aborts the loser',
-    async (_, name, query, data) => {
-      const answer = start(gql(query));
-      await entered.promise;
-      expect(signals.get(name)).toHaveLength(1);
-      await clock.advance(100);
-      await expect(answer).resolves.toEqual({ data });
-      expect(signals.get(name)!.map((s) => s.aborted)).toEqual([true, false]);
-    },
-  );
-
-  it('@Criticality on a query binds the level for the resolver', async () => {
-    await expect(gql('{ critical }')).resolves.toEqual({ data: { critical: Level.CRITICAL } });
-  });
-
-  it('@Criticality on a field resolver binds the level for it', async () => {
-    await expect(gql('{ quote { fieldLevel } }')).resolves.toEqual({
-      data: { quote: { fieldLevel: Level.CRITICAL } },
+    beforeEach(async () => {
+      signals = new Map();
+      entered = deferred();
+      clock = new FakeClock();
+      app = await boot(adapter, clock);
     });
-  });
-
-  it('@Criticality with @Resilient: the call and the providers it calls see the level', async () => {
-    await expect(gql('{ sheddable }')).resolves.toEqual({
-      data: { sheddable: [Level.BEST_EFFORT, 1, Level.BEST_EFFORT] },
+    afterEach(async () => {
+      await app?.close();
     });
-  });
 
-  it('a class-level @Resilient leaves subscriptions alone: they run, and spend none of its permits', async () => {
-    const schema = app.get(GraphQLSchemaHost).schema;
-    const document = parse('subscription { ticks(count: 3) }');
-    for (let round = 0; round < 2; round++) {
-      const stream = await subscribe({ schema, document, contextValue: {} });
-      expect(stream).toHaveProperty([Symbol.asyncIterator]);
+    it.each([
+      ['a query', 'query', '{ hedgedQuote { attempt } }', { hedgedQuote: { attempt: 2 } }],
+      ['a field resolver', 'field', '{ quote { price } }', { quote: { price: 2 } }],
+    ])(
+      '@Hedged on %s races a second attempt after the delay and aborts the loser',
+      async (_, name, query, data) => {
+        const answer = start(gql(query));
+        await entered.promise;
+        expect(signals.get(name)).toHaveLength(1);
+        await clock.advance(100);
+        await expect(answer).resolves.toEqual({ data });
+        expect(signals.get(name)!.map((s) => s.aborted)).toEqual([true, false]);
+      },
+    );
+
+    it('@Criticality on a query binds the level for the resolver', async () => {
+      await expect(gql('{ critical }')).resolves.toEqual({ data: { critical: Level.CRITICAL } });
+    });
+
+    it('@Criticality on a field resolver binds the level for it', async () => {
+      await expect(gql('{ quote { fieldLevel } }')).resolves.toEqual({
+        data: { quote: { fieldLevel: Level.CRITICAL } },
+      });
+    });
+
+    it('@Criticality with @Resilient: the call and the providers it calls see the level', async () => {
+      await expect(gql('{ sheddable }')).resolves.toEqual({
+        data: { sheddable: [Level.BEST_EFFORT, 1, Level.BEST_EFFORT] },
+      });
+    });
+
+    it('a class-level @Resilient leaves subscriptions alone: they run, and spend none of its permits', async () => {
+      const schema = app.get(GraphQLSchemaHost).schema;
+      const document = parse('subscription { ticks(count: 3) }');
+      for (let round = 0; round < 2; round++) {
+        const stream = await subscribe({ schema, document, contextValue: {} });
+        expect(stream).toHaveProperty([Symbol.asyncIterator]);
+        const received: unknown[] = [];
+        for await (const result of stream as AsyncIterable<ExecutionResult>) received.push(result);
+        expect(received).toEqual([1, 2, 3].map((ticks) => ({ data: { ticks } })));
+      }
+      // the class's one permit is still there for its query, which runs under the class's level
+      await expect(gql('{ tickLevel }')).resolves.toEqual({ data: { tickLevel: Level.DEGRADED } });
+      const refused = await gql('{ tickLevel }');
+      expect(refused.errors![0]!.extensions!.code).toBe('rate_limited');
+    });
+
+    it('a @Resilient on the @Subscription method runs its policy when the subscription opens', async () => {
+      const schema = app.get(GraphQLSchemaHost).schema;
+      const document = parse('subscription { guardedTicks }');
+      const first = (await subscribe({
+        schema,
+        document,
+        contextValue: {},
+      })) as AsyncIterable<ExecutionResult>;
       const received: unknown[] = [];
-      for await (const result of stream as AsyncIterable<ExecutionResult>) received.push(result);
-      expect(received).toEqual([1, 2, 3].map((ticks) => ({ data: { ticks } })));
-    }
-    // the class's one permit is still there for its query, which runs under the class's level
-    await expect(gql('{ tickLevel }')).resolves.toEqual({ data: { tickLevel: Level.DEGRADED } });
-    const refused = await gql('{ tickLevel }');
-    expect(refused.errors![0]!.extensions!.code).toBe('rate_limited');
-  });
-
-  it('a @Resilient on the @Subscription method runs its policy when the subscription opens', async () => {
-    const schema = app.get(GraphQLSchemaHost).schema;
-    const document = parse('subscription { guardedTicks }');
-    const first = (await subscribe({ schema, document, contextValue: {} })) as AsyncIterable<ExecutionResult>;
-    const received: unknown[] = [];
-    for await (const result of first) received.push(result);
-    expect(received).toEqual([{ data: { guardedTicks: 1 } }]);
-    const second = (await subscribe({ schema, document, contextValue: {} })) as ExecutionResult;
-    expect(second.errors![0]!.extensions!.code).toBe('rate_limited');
-  });
-});
+      for await (const result of first) received.push(result);
+      expect(received).toEqual([{ data: { guardedTicks: 1 } }]);
+      const second = (await subscribe({ schema, document, contextValue: {} })) as ExecutionResult;
+      expect(second.errors![0]!.extensions!.code).toBe('rate_limited');
+    });
+  },
+);

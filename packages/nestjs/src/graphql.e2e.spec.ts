@@ -14,8 +14,6 @@ import {
   ResolveField,
   Resolver,
 } from '@nestjs/graphql';
-import { ExpressAdapter } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
 import {
   CircuitBreakerStrategy,
   ResiliencePolicy,
@@ -24,6 +22,7 @@ import {
   currentSignal,
 } from '@ballast/core';
 import request from 'supertest';
+import { ADAPTERS, bootApp, type AdapterName } from './__tests__/harness';
 import { ResilienceModule, Resilient } from './index';
 
 /** Attempts per resolver, reset before each test. */
@@ -165,11 +164,11 @@ const POLICIES = [
 ];
 
 /**
- * A real Nest application with the Apollo driver on Express. Stack traces are on (Apollo's default outside
- * `production` and `test`), to show what a client of a development server sees.
+ * A real Nest application with the Apollo driver on Express or Fastify (`@as-integrations/fastify`). Stack traces
+ * are on (Apollo's default outside `production` and `test`), to show what a client of a development server sees.
  */
-async function bootGraphQL(): Promise<INestApplication> {
-  const moduleRef = await Test.createTestingModule({
+function bootGraphQL(adapter: AdapterName): Promise<INestApplication> {
+  return bootApp(adapter, {
     imports: [
       ResilienceModule.forRoot({ policies: POLICIES }),
       GraphQLModule.forRoot<ApolloDriverConfig>({
@@ -179,10 +178,7 @@ async function bootGraphQL(): Promise<INestApplication> {
       }),
     ],
     providers: [InventoryClient, StockResolver, CatalogResolver, ScopedResolver],
-  }).compile();
-  const app = moduleRef.createNestApplication(new ExpressAdapter(), { logger: false });
-  await app.init();
-  return app;
+  });
 }
 
 interface GqlError {
@@ -203,12 +199,12 @@ async function gql(app: INestApplication, query: string): Promise<GqlResponse> {
   return res.body as GqlResponse;
 }
 
-describe('@Resilient on GraphQL resolvers (Apollo driver, Express)', () => {
+describe.each(ADAPTERS)('@Resilient on GraphQL resolvers (Apollo driver, %s)', (adapter) => {
   let app: INestApplication;
   const query = (source: string) => gql(app, source);
 
   beforeAll(async () => {
-    app = await bootGraphQL();
+    app = await bootGraphQL(adapter);
   });
   afterAll(async () => {
     await app?.close();
@@ -310,13 +306,13 @@ describe('@Resilient on GraphQL resolvers (Apollo driver, Express)', () => {
   });
 });
 
-describe('GraphQL resolvers of two applications alive at once', () => {
+describe.each(ADAPTERS)('GraphQL resolvers of two applications alive at once (%s)', (adapter) => {
   let first: INestApplication;
   let second: INestApplication;
 
   beforeAll(async () => {
-    first = await bootGraphQL();
-    second = await bootGraphQL();
+    first = await bootGraphQL(adapter);
+    second = await bootGraphQL(adapter);
   });
   afterAll(async () => {
     await first?.close();

@@ -26,7 +26,17 @@ export function runObservable(
   cancelOnAbort: boolean,
   subscriber: Subscriber<unknown>,
 ): ObservableCall {
-  const call = new ObservableCall(subscriber);
+  return startObservable(resilience, source, options, cancelOnAbort, new ObservableCall(subscriber));
+}
+
+/** {@link runObservable} with a call made beforehand (the caller records it before the first attempt starts). */
+export function startObservable(
+  resilience: Resilience,
+  source: () => Observable<unknown>,
+  options: RunOptions<unknown>,
+  cancelOnAbort: boolean,
+  call: ObservableCall,
+): ObservableCall {
   resilience[RUN_SETTLED]((ctx) => new ObservableAttempt(source(), ctx, cancelOnAbort, call), options, call);
   return call;
 }
@@ -38,7 +48,7 @@ export function runObservable(
  * to return a Promise) its source may still be an Observable, e.g. an `async` handler that resolves to one.
  */
 export class ObservableCall implements CallSettler {
-  /** The call has ended (a later unsubscribe has nothing left to cancel). */
+  /** The call has ended (a later unsubscribe has nothing left to cancel); set before the subscriber hears it. */
   done = false;
   /** The attempts that were still running when they started, newest first (linked through `nextStarted`). */
   started: ObservableAttempt | undefined = undefined;

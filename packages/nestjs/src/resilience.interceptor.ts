@@ -20,7 +20,7 @@ import {
 } from './resilience-binding';
 import { inScope, parseBudget } from './request-scope';
 import { StreamGate } from './stream-gate';
-import { runObservable } from './observable-call';
+import { ObservableCall, startObservable } from './observable-call';
 import { isSubscriptionMethod } from './method-kinds';
 import {
   BALLAST_INTERCEPTOR,
@@ -47,16 +47,24 @@ interface HandlerPlan {
 type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
 
 /**
- * Marks the requests (execution contexts) an interceptor already took charge of. A handler can list the
+ * Marks the requests (execution contexts) an interceptor is running a policy for. A handler can list the
  * interceptor more than once — `@Resilient` on the class and on the method, or the global registration of the
  * `headers` option next to a decorator — and Nest then calls each entry with the same context: the first runs
- * the policy, the others (and their re-subscriptions on every retry or hedge) pass straight through.
+ * the policy, the others (and their re-subscriptions on every retry or hedge) pass straight through while it runs.
+ * The claim ends with the call, before its outcome reaches the subscriber: an interceptor of the user's that
+ * retries by re-subscribing (nest #11923) calls the first entry again with the same context, and that must be a
+ * new call under the policy, not the handler run bare.
  * A property on the context, not a WeakSet: a weak collection that gains an entry per request makes every
  * garbage collection walk its table, which cost ≈ 3 µs per request (a CPU profile shows it as GC time).
  */
 const CLAIMED = Symbol('ballast.claimed');
 
-type Claimable = ExecutionContext & { [CLAIMED]?: true };
+/** Held by the entry running the request's policy (an {@link ObservableCall}, or a stream's or scope's claim). */
+interface Claim {
+  readonly done: boolean;
+}
+
+type Claimable = ExecutionContext & { [CLAIMED]?: Claim };
 
 /**
  * Runs `@Resilient` / `@Hedged` handlers inside `resilience.run`, for every execution context (HTTP, RPC, WS).
@@ -97,8 +105,8 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     // An undecorated handler with no headers to read passes straight through (the common case, on every route).
     if (plan.binding === undefined && plan.criticality === undefined && !this.#readsHeaders)
       return next.handle();
-    if ((context as Claimable)[CLAIMED] === true) return next.handle();
-    (context as Claimable)[CLAIMED] = true;
+    const claim = (context as Claimable)[CLAIMED];
+    if (claim !== undefined && !claim.done) return next.handle();
     const http = context.getType() === 'http';
     // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
     const request: unknown = http ? context.getArgByIndex(0) : undefined;
@@ -113,13 +121,20 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
       if (budget === undefined && criticality === undefined) return next.handle();
       // No policy here, but the handler's own calls (decorated providers, resilience.run) see the deadline/level.
       const clock = this.resilience.clock;
-      return new Observable((subscriber) =>
-        inScope(budget, criticality, clock, () => next.handle().subscribe(subscriber)),
+      return claimWhile(
+        context,
+        new Observable((subscriber) =>
+          inScope(budget, criticality, clock, () => next.handle().subscribe(subscriber)),
+        ),
       );
     }
-    if (plan.stream) return this.streams.gateObservable(binding, () => next.handle());
+    if (plan.stream)
+      return claimWhile(
+        context,
+        this.streams.gateObservable(binding, () => next.handle()),
+      );
     return this.#run(
-      plan,
+      context,
       binding,
       next,
       http ? clientDisconnectSignal(request) : undefined,
@@ -129,7 +144,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   }
 
   #run(
-    plan: HandlerPlan,
+    context: Claimable,
     binding: ResilienceBinding,
     next: CallHandler,
     disconnect: AbortSignal | undefined,
@@ -145,11 +160,11 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
         hedge: binding.hedge,
         signal: disconnect ?? own!.signal,
       };
-      const start = () => runObservable(this.resilience, () => next.handle(), options, true, subscriber);
-      const call =
-        budget === undefined && criticality === undefined
-          ? start()
-          : inScope(budget, criticality, this.resilience.clock, start);
+      const call = new ObservableCall(subscriber);
+      context[CLAIMED] = call; // before the first attempt reaches the entries listed after this one
+      const start = () => startObservable(this.resilience, () => next.handle(), options, true, call);
+      if (budget === undefined && criticality === undefined) start();
+      else inScope(budget, criticality, this.resilience.clock, start);
       // The consumer went away first (an RPC caller cancelled, a gateway disconnected): stop the work too.
       if (own !== undefined)
         return () => {
@@ -266,6 +281,32 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
       wrapped: isWrappedHttpHandler(handler),
     };
   }
+}
+
+/**
+ * `source`, with the request claimed by this entry while it runs: the claim ends before the subscriber hears the
+ * end (an error, the completion), so a user's retry that re-subscribes at once finds it ended.
+ */
+function claimWhile<T>(context: Claimable, source: Observable<T>): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const claim = { done: false };
+    context[CLAIMED] = claim;
+    const subscription = source.subscribe({
+      next: (value) => subscriber.next(value),
+      error: (error: unknown) => {
+        claim.done = true;
+        subscriber.error(error);
+      },
+      complete: () => {
+        claim.done = true;
+        subscriber.complete();
+      },
+    });
+    return () => {
+      claim.done = true;
+      subscription.unsubscribe();
+    };
+  });
 }
 
 /**
