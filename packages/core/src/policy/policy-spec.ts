@@ -1,17 +1,26 @@
-import { AdaptiveBulkheadStrategy } from '../strategies/adaptive-bulkhead-strategy';
-import { AdaptiveThrottleStrategy } from '../strategies/adaptive-throttle-strategy';
-import { BulkheadStrategy } from '../strategies/bulkhead-strategy';
-import { CircuitBreakerStrategy } from '../strategies/circuit-breaker-strategy';
+import {
+  ADAPTIVE_BULKHEAD_OPTION_KEYS,
+  AdaptiveBulkheadStrategy,
+} from '../strategies/adaptive-bulkhead-strategy';
+import {
+  ADAPTIVE_THROTTLE_OPTION_KEYS,
+  AdaptiveThrottleStrategy,
+} from '../strategies/adaptive-throttle-strategy';
+import { BACKOFF_OPTION_KEYS } from '../strategies/backoff-strategy';
+import { BULKHEAD_OPTION_KEYS, BulkheadStrategy } from '../strategies/bulkhead-strategy';
+import { CIRCUIT_BREAKER_OPTION_KEYS, CircuitBreakerStrategy } from '../strategies/circuit-breaker-strategy';
 import {
   DEFAULT_GRADIENT_WINDOW_TIME,
+  GRADIENT_BULKHEAD_OPTION_KEYS,
   GradientBulkheadStrategy,
 } from '../strategies/gradient-bulkhead-strategy';
-import { HedgeStrategy } from '../strategies/hedge-strategy';
-import { RateLimitStrategy } from '../strategies/rate-limit-strategy';
-import type { RetryBudget } from '../strategies/retry-budget';
-import { RetryStrategy } from '../strategies/retry-strategy';
+import { HEDGE_OPTION_KEYS, HedgeStrategy } from '../strategies/hedge-strategy';
+import { QUEUE_OPTION_KEYS } from '../strategies/queue-options';
+import { RATE_LIMIT_OPTION_KEYS, RateLimitStrategy } from '../strategies/rate-limit-strategy';
+import { BUDGET_OPTION_KEYS, type RetryBudget } from '../strategies/retry-budget';
+import { RETRY_OPTION_KEYS, RetryStrategy } from '../strategies/retry-strategy';
 import type { Strategy } from '../strategies/strategy';
-import { TimeoutStrategy } from '../strategies/timeout-strategy';
+import { TIMEOUT_OPTION_KEYS, TimeoutStrategy } from '../strategies/timeout-strategy';
 import type {
   AdaptiveBulkheadOptions,
   AdaptiveThrottleOptions,
@@ -76,17 +85,6 @@ export interface PolicySpec {
   failOpenOnStoreError?: boolean;
 }
 
-const QUEUE_KEYS = ['maxQueue', 'queueTarget', 'queueInterval', 'queueAdaptiveLifo', 'prioritized'] as const;
-const BUDGET_KEYS = ['ratio', 'minThroughput'] as const;
-const BACKOFF_KEYS = ['base', 'max', 'multiplier', 'jitter'] as const;
-const HEDGE_KEYS = [
-  'delay',
-  'maxAttempts',
-  'budget',
-  'adaptiveDelayQuantile',
-  'delayMin',
-  'delayMax',
-] as const;
 const POLICY_KEYS = ['name', 'strategies', 'hedge', 'failOpenOnStoreError'] as const;
 
 interface StrategyKind {
@@ -96,51 +94,23 @@ interface StrategyKind {
 
 /** Per JSON `type`: its option names and its constructor. */
 const KINDS: Readonly<Record<StrategyType, StrategyKind>> = Object.freeze({
-  rateLimit: { keys: ['permits', 'per', 'burst'], build: (o) => new RateLimitStrategy(o as never) },
-  bulkhead: { keys: ['maxConcurrency', ...QUEUE_KEYS], build: (o) => new BulkheadStrategy(o as never) },
+  rateLimit: { keys: RATE_LIMIT_OPTION_KEYS, build: (o) => new RateLimitStrategy(o as never) },
+  bulkhead: { keys: BULKHEAD_OPTION_KEYS, build: (o) => new BulkheadStrategy(o as never) },
   adaptiveBulkhead: {
-    keys: [
-      'latencyThreshold',
-      'maxConcurrency',
-      'minConcurrency',
-      'backoffRatio',
-      'increaseStep',
-      'cooldown',
-      'latencyQuantile',
-      'window',
-      ...QUEUE_KEYS,
-    ],
+    keys: ADAPTIVE_BULKHEAD_OPTION_KEYS,
     build: (o) => new AdaptiveBulkheadStrategy(o as never),
   },
   gradientBulkhead: {
-    keys: [
-      'maxConcurrency',
-      'minConcurrency',
-      'initialLimit',
-      'rttTolerance',
-      'smoothing',
-      'longWindow',
-      'headroom',
-      'windowSize',
-      'minWindowTime',
-      'maxWindowTime',
-      ...QUEUE_KEYS,
-    ],
+    keys: GRADIENT_BULKHEAD_OPTION_KEYS,
     build: (o) => new GradientBulkheadStrategy(o as never),
   },
-  circuitBreaker: {
-    keys: ['failureRatio', 'samplingWindow', 'minThroughput', 'breakDuration', 'halfOpenMaxCalls'],
-    build: (o) => new CircuitBreakerStrategy(o as never),
-  },
+  circuitBreaker: { keys: CIRCUIT_BREAKER_OPTION_KEYS, build: (o) => new CircuitBreakerStrategy(o as never) },
   adaptiveThrottle: {
-    keys: ['k', 'window', 'minThroughput'],
+    keys: ADAPTIVE_THROTTLE_OPTION_KEYS,
     build: (o) => new AdaptiveThrottleStrategy(o as never),
   },
-  retry: {
-    keys: ['maxAttempts', 'backoff', 'retryOn', 'budget'],
-    build: (o) => new RetryStrategy(o as never),
-  },
-  timeout: { keys: ['timeout'], build: (o) => new TimeoutStrategy(o as never) },
+  retry: { keys: RETRY_OPTION_KEYS, build: (o) => new RetryStrategy(o as never) },
+  timeout: { keys: TIMEOUT_OPTION_KEYS, build: (o) => new TimeoutStrategy(o as never) },
 });
 
 const TYPES = Object.keys(KINDS) as StrategyType[];
@@ -149,19 +119,19 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Unknown keys and `null` values of one JSON object are violations. */
-function checkKeys(
+/**
+ * `null` values of one JSON object's known keys are violations (JSON has no `undefined`: `null` must not read as
+ * "use the default"). Unknown keys are the constructors' to report (`OptionsValidator.options`), in the same words.
+ */
+function checkNulls(
   v: OptionsValidator,
   path: string,
   o: Record<string, unknown>,
   known: readonly string[],
-  what: string,
 ): void {
-  for (const key of Object.keys(o)) {
-    const at = path === '' ? key : `${path}.${key}`;
-    if (!known.includes(key)) v.fail(at, `a known ${what} option (${known.join(', ')})`, o[key]);
-    else if (o[key] === null) v.fail(at, 'a value, or absent (null is not accepted)', null);
-  }
+  for (const key of Object.keys(o))
+    if (o[key] === null && known.includes(key))
+      v.fail(path === '' ? key : `${path}.${key}`, 'a value, or absent (null is not accepted)', null);
 }
 
 function declaredType(entry: unknown): StrategyType | undefined {
@@ -181,11 +151,10 @@ function buildStrategy(v: OptionsValidator, path: string, entry: unknown): Strat
   }
   const kind = KINDS[type as StrategyType];
   const { type: _type, ...options } = entry;
-  checkKeys(v, path, options, kind.keys, type);
+  checkNulls(v, path, options, kind.keys);
   if (type === 'retry') {
-    if (isRecord(entry['backoff']))
-      checkKeys(v, `${path}.backoff`, entry['backoff'], BACKOFF_KEYS, 'backoff');
-    if (isRecord(entry['budget'])) checkKeys(v, `${path}.budget`, entry['budget'], BUDGET_KEYS, 'budget');
+    if (isRecord(entry['backoff'])) checkNulls(v, `${path}.backoff`, entry['backoff'], BACKOFF_OPTION_KEYS);
+    if (isRecord(entry['budget'])) checkNulls(v, `${path}.budget`, entry['budget'], BUDGET_OPTION_KEYS);
   }
   return v.nested(path, () => kind.build(options));
 }
@@ -198,8 +167,8 @@ function buildHedge(v: OptionsValidator, entry: unknown): HedgeStrategy | undefi
   }
   const { type, ...rest } = entry;
   if (type !== undefined) v.check(type === 'hedge', 'hedge.type', "'hedge' or absent", type);
-  checkKeys(v, 'hedge', rest, HEDGE_KEYS, 'hedge');
-  if (isRecord(rest['budget'])) checkKeys(v, 'hedge.budget', rest['budget'], BUDGET_KEYS, 'budget');
+  checkNulls(v, 'hedge', rest, HEDGE_OPTION_KEYS);
+  if (isRecord(rest['budget'])) checkNulls(v, 'hedge.budget', rest['budget'], BUDGET_OPTION_KEYS);
   return v.nested('hedge', () => new HedgeStrategy(rest as never));
 }
 
@@ -275,7 +244,8 @@ function strategySpec(s: Strategy): StrategySpec {
     case 'gradientBulkhead': {
       const out = defined(s.options);
       // Queue options are meaningless (and rejected) without a queue.
-      if (s.options.maxQueue === 0) for (const key of QUEUE_KEYS) if (key !== 'maxQueue') delete out[key];
+      if (s.options.maxQueue === 0)
+        for (const key of QUEUE_OPTION_KEYS) if (key !== 'maxQueue') delete out[key];
       if (s.type === 'gradientBulkhead') {
         const o = s.options;
         if (o.initialLimit === o.maxConcurrency) delete out['initialLimit'];

@@ -1,9 +1,22 @@
 import { OptionsValidator, Rules } from '../validation/options-validator';
-import { checkConcurrencyRange, resolveQueueOptions } from './queue-options';
+import { checkConcurrencyRange, resolveQueueOptions, QUEUE_OPTION_KEYS } from './queue-options';
 import type { AdaptiveBulkheadOptions, ResolvedAdaptiveBulkheadOptions } from './types';
 
 /** Samples per quantile epoch when `latencyQuantile` is set (the windowed P² default). */
 export const DEFAULT_LATENCY_WINDOW = 512;
+
+/** The options `adaptiveBulkhead` takes (a JSON spec's keys for it too); any other key is a violation. @internal */
+export const ADAPTIVE_BULKHEAD_OPTION_KEYS: readonly string[] = [
+  'latencyThreshold',
+  'maxConcurrency',
+  'minConcurrency',
+  'backoffRatio',
+  'increaseStep',
+  'cooldown',
+  'latencyQuantile',
+  'window',
+  ...QUEUE_OPTION_KEYS,
+];
 
 /**
  * AIMD concurrency limit (SPEC §3–§4, on `@ballast/aimd`): grows by `increaseStep / limit` per healthy sample and
@@ -17,7 +30,7 @@ export class AdaptiveBulkheadStrategy {
 
   constructor(options: AdaptiveBulkheadOptions) {
     const v = new OptionsValidator('AdaptiveBulkheadStrategy');
-    const o = v.object('', options);
+    const o = v.options(options, ADAPTIVE_BULKHEAD_OPTION_KEYS, 'adaptiveBulkhead');
     const maxConcurrency = v.number('maxConcurrency', o['maxConcurrency'], Rules.COUNT_AT_LEAST_ONE);
     const minConcurrency = v.optionalNumber(
       'minConcurrency',

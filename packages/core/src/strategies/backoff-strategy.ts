@@ -3,6 +3,9 @@ import type { BackoffOptions, JitterMode, ResolvedBackoffOptions } from './types
 
 export const JITTER_MODES: readonly JitterMode[] = Object.freeze(['none', 'full', 'equal', 'decorrelated']);
 
+/** The options `backoff` takes (a JSON spec's keys for it too); any other key is a violation. @internal */
+export const BACKOFF_OPTION_KEYS: readonly string[] = ['base', 'max', 'multiplier', 'jitter'];
+
 /**
  * Exponential backoff with jitter (SPEC §4), after Marc Brooker, "Exponential Backoff And Jitter", AWS
  * Architecture Blog, 2015 (https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/).
@@ -22,7 +25,7 @@ export class BackoffStrategy {
 
   constructor(options: BackoffOptions) {
     const v = new OptionsValidator('BackoffStrategy');
-    const o = v.object('', options);
+    const o = v.options(options, BACKOFF_OPTION_KEYS, 'backoff');
     const base = v.duration('base', o['base'], true);
     const max = v.duration('max', o['max'], false);
     if (Number.isFinite(base) && Number.isFinite(max) && max < base)

@@ -1,6 +1,15 @@
 import { OptionsValidator, Rules } from '../validation/options-validator';
 import type { CircuitBreakerOptions, ResolvedCircuitBreakerOptions } from './types';
 
+/** The options `circuitBreaker` takes (a JSON spec's keys for it too); any other key is a violation. @internal */
+export const CIRCUIT_BREAKER_OPTION_KEYS: readonly string[] = [
+  'failureRatio',
+  'samplingWindow',
+  'minThroughput',
+  'breakDuration',
+  'halfOpenMaxCalls',
+];
+
 /**
  * Circuit breaker (SPEC §4, §11.9; Nygard, *Release It!*): over a rolling `samplingWindow`, trips when at least
  * `minThroughput` calls were recorded and `failures / calls ≥ failureRatio`; stays open for `breakDuration`, then
@@ -12,7 +21,7 @@ export class CircuitBreakerStrategy {
 
   constructor(options: CircuitBreakerOptions) {
     const v = new OptionsValidator('CircuitBreakerStrategy');
-    const o = v.object('', options);
+    const o = v.options(options, CIRCUIT_BREAKER_OPTION_KEYS, 'circuitBreaker');
     this.options = Object.freeze({
       failureRatio: v.number('failureRatio', o['failureRatio'], Rules.RATIO),
       samplingWindow: v.duration('samplingWindow', o['samplingWindow'], true),

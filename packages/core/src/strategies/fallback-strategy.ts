@@ -16,6 +16,9 @@ export interface ResolvedFallbackOptions<T> {
   readonly on: readonly ExceptionKind[] | undefined;
 }
 
+/** The options `fallback` takes (a JSON spec's keys for it too); any other key is a violation. @internal */
+export const FALLBACK_OPTION_KEYS: readonly string[] = ['fallback', 'on'];
+
 /**
  * Fallback (SPEC §4, §11.11): wraps everything, including the hedge; when the call finally fails with a kind in
  * `on`, `fallback(error, ctx)` supplies the result instead. A per-call `fallback` wins over the policy's. Not
@@ -27,7 +30,7 @@ export class FallbackStrategy<T> {
 
   constructor(options: FallbackOptions<T>) {
     const v = new OptionsValidator('FallbackStrategy');
-    const o = v.object('', options);
+    const o = v.options(options, FALLBACK_OPTION_KEYS, 'fallback');
     const fallback = o['fallback'];
     v.check(typeof fallback === 'function', 'fallback', 'a function', fallback);
     this.options = Object.freeze({ fallback: fallback as Fallback<T>, on: resolveOn(v, o['on']) });

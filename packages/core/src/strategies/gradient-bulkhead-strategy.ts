@@ -1,11 +1,26 @@
 import { OptionsValidator, Rules } from '../validation/options-validator';
-import { checkConcurrencyRange, resolveQueueOptions } from './queue-options';
+import { checkConcurrencyRange, resolveQueueOptions, QUEUE_OPTION_KEYS } from './queue-options';
 import type { GradientBulkheadOptions, ResolvedGradientBulkheadOptions } from './types';
 
 /** Default `windowSize` of the gradient bulkhead (Netflix `WindowedLimit`'s `DEFAULT_WINDOW_SIZE`). */
 export const DEFAULT_GRADIENT_WINDOW_SIZE = 10;
 /** Default `minWindowTime` and `maxWindowTime` in ms (Netflix `WindowedLimit`: 1 s each). */
 export const DEFAULT_GRADIENT_WINDOW_TIME = 1000;
+
+/** The options `gradientBulkhead` takes (a JSON spec's keys for it too); any other key is a violation. @internal */
+export const GRADIENT_BULKHEAD_OPTION_KEYS: readonly string[] = [
+  'maxConcurrency',
+  'minConcurrency',
+  'initialLimit',
+  'rttTolerance',
+  'smoothing',
+  'longWindow',
+  'headroom',
+  'windowSize',
+  'minWindowTime',
+  'maxWindowTime',
+  ...QUEUE_OPTION_KEYS,
+];
 
 /**
  * Gradient2 concurrency limit (SPEC §3–§4, on `@ballast/gradient2`, Netflix concurrency-limits `Gradient2Limit`):
@@ -23,7 +38,7 @@ export class GradientBulkheadStrategy {
 
   constructor(options: GradientBulkheadOptions) {
     const v = new OptionsValidator('GradientBulkheadStrategy');
-    const o = v.object('', options);
+    const o = v.options(options, GRADIENT_BULKHEAD_OPTION_KEYS, 'gradientBulkhead');
     const maxConcurrency = v.number('maxConcurrency', o['maxConcurrency'], Rules.COUNT_AT_LEAST_ONE);
     const minConcurrency = v.optionalNumber(
       'minConcurrency',

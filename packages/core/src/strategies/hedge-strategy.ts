@@ -11,6 +11,16 @@ export interface ResolvedHedgeStrategyOptions extends ResolvedHedgeOptions {
   readonly budget: RetryBudget | undefined;
 }
 
+/** The options `hedge` takes (a JSON spec's keys for it too); any other key is a violation. @internal */
+export const HEDGE_OPTION_KEYS: readonly string[] = [
+  'delay',
+  'maxAttempts',
+  'budget',
+  'adaptiveDelayQuantile',
+  'delayMin',
+  'delayMax',
+];
+
 /**
  * Hedged requests (SPEC §4; Dean & Barroso, "The Tail at Scale", CACM 2013): when the primary attempt has not
  * answered after `delay` — or, with `adaptiveDelayQuantile`, after that quantile of observed primary latencies
@@ -23,7 +33,7 @@ export class HedgeStrategy {
 
   constructor(options: HedgeStrategyOptions) {
     const v = new OptionsValidator('HedgeStrategy');
-    const o = v.object('', options);
+    const o = v.options(options, HEDGE_OPTION_KEYS, 'hedge');
     const adaptiveDelayQuantile = v.optionalNumber(
       'adaptiveDelayQuantile',
       o['adaptiveDelayQuantile'],

@@ -7,6 +7,9 @@ export const DEFAULT_QUEUE_INTERVAL = 100;
 
 const QUEUE_OPTION_NAMES = ['queueTarget', 'queueInterval', 'queueAdaptiveLifo', 'prioritized'] as const;
 
+/** The queue options every bulkhead takes. @internal */
+export const QUEUE_OPTION_KEYS: readonly string[] = ['maxQueue', ...QUEUE_OPTION_NAMES];
+
 /**
  * Resolves `maxQueue` and the queue options shared by the three bulkheads (SPEC §4): a queue option given while
  * `maxQueue` is 0 is a violation (it would silently do nothing), and `queueTarget` must be below `queueInterval`

@@ -1,6 +1,9 @@
 import { OptionsValidator, Rules } from '../validation/options-validator';
 import type { ResolvedRetryBudgetOptions, RetryBudgetOptions } from './types';
 
+/** The options `budget` takes (a JSON spec's keys for it too); any other key is a violation. @internal */
+export const BUDGET_OPTION_KEYS: readonly string[] = ['ratio', 'minThroughput'];
+
 /**
  * A retry budget (SPEC §4): caps retries and hedges to a fraction of traffic so a struggling dependency is not
  * hit by a retry storm (Google *SRE* book, ch. 22 "Addressing Cascading Failures": per-client retry budgets;
@@ -12,7 +15,7 @@ export class RetryBudget {
 
   constructor(options: RetryBudgetOptions) {
     const v = new OptionsValidator('RetryBudget');
-    const o = v.object('', options);
+    const o = v.options(options, BUDGET_OPTION_KEYS, 'budget');
     this.options = Object.freeze({
       ratio: v.number('ratio', o['ratio'], Rules.RATIO),
       minThroughput: v.optionalNumber('minThroughput', o['minThroughput'], Rules.COUNT, 0),

@@ -30,6 +30,9 @@ export interface ResolvedRetryOptions {
 export const DEFAULT_BACKOFF = new BackoffStrategy({ base: '100ms', max: '10s' });
 const DEFAULT_RETRY_ON: readonly RetryableKind[] = Object.freeze(['infrastructure']);
 
+/** The options `retry` takes (a JSON spec's keys for it too); any other key is a violation. @internal */
+export const RETRY_OPTION_KEYS: readonly string[] = ['maxAttempts', 'backoff', 'retryOn', 'budget'];
+
 /**
  * Retry (SPEC §4): up to `maxAttempts` attempts on errors whose kind is in `retryOn`, sleeping `backoff` between
  * them, spending a `budget` token per retry when one is set. The executor never sleeps past the deadline and
@@ -43,7 +46,7 @@ export class RetryStrategy {
 
   constructor(options: RetryOptions) {
     const v = new OptionsValidator('RetryStrategy');
-    const o = v.object('', options);
+    const o = v.options(options, RETRY_OPTION_KEYS, 'retry');
     this.options = Object.freeze({
       maxAttempts: v.number('maxAttempts', o['maxAttempts'], Rules.COUNT_AT_LEAST_ONE),
       backoff: resolveBackoff(v, o['backoff']),

@@ -182,6 +182,18 @@ export class OptionsValidator {
     return ok ? (value as Record<string, unknown>) : {};
   }
 
+  /**
+   * A strategy's options object: like {@link object}, and every own key that is not one of `known` is a violation
+   * (`<key> must be a known <label> option (…)`). A misspelled option (`halfOpenMaxcalls`) would otherwise be
+   * silently ignored and its default used — in code as in a JSON spec, whose wording this is.
+   */
+  options(value: unknown, known: readonly string[], label: string): Readonly<Record<string, unknown>> {
+    const o = this.object('', value);
+    for (const key of Object.keys(o))
+      if (!known.includes(key)) this.fail(key, `a known ${label} option (${known.join(', ')})`, o[key]);
+    return o;
+  }
+
   /** A required number within `rule`. */
   number(path: string, value: unknown, rule: NumberRule): number {
     return this.check(satisfies(value, rule), path, describeRule(rule), value)
