@@ -8,10 +8,13 @@ export class DemoConfig {
   readonly adminToken: string;
   /** `REDIS_URL` switches breaker, rate-limit and latency state to Redis (shared by every replica). */
   readonly redisUrl: string | undefined;
+  /** `REDIS_PREFIX`: first segment of every Redis key (default `ballast`), to share one Redis between fleets. */
+  readonly redisPrefix: string;
 
   constructor(env: NodeJS.ProcessEnv = process.env) {
     this.adminToken = env['ADMIN_TOKEN'] || randomBytes(16).toString('hex');
     this.redisUrl = env['REDIS_URL'] || undefined;
+    this.redisPrefix = env['REDIS_PREFIX'] || 'ballast';
   }
 }
 

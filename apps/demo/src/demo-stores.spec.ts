@@ -1,7 +1,19 @@
 import 'reflect-metadata';
+import { createServer, type AddressInfo } from 'node:net';
+import { Logger } from '@nestjs/common';
 import { RateLimitStrategy, Resilience, ResiliencePolicy } from '@ballast/core';
+import type { Redis } from 'ioredis';
 import { DemoConfig } from './demo-config';
 import { DemoStores } from './demo-stores';
+import {
+  REDIS_URL,
+  RUN_REDIS_TESTS,
+  cleanUp,
+  keysUnder,
+  reportRedisUnreachable,
+  requireRedis,
+  uniquePrefix,
+} from './__tests__/redis-env';
 
 describe('DemoStores', () => {
   it('uses in-memory stores unless REDIS_URL is set', async () => {
@@ -11,42 +23,85 @@ describe('DemoStores', () => {
     await stores.onApplicationShutdown();
   });
 
-  it('uses the Redis stores when REDIS_URL is set (against the real server when the environment has one)', async () => {
-    const url = process.env['REDIS_URL'];
-    if (url === undefined) {
-      // Without a server, still check the wiring decision without connecting.
-      expect(new DemoConfig({ REDIS_URL: 'redis://user:pw@example:6379' }).redisUrl).toBe(
-        'redis://user:pw@example:6379',
-      );
-      return;
-    }
-    // Two replicas, each with its own connection: the state they share can only live in Redis.
-    const [a, b] = [
-      new DemoStores(new DemoConfig({ REDIS_URL: url })),
-      new DemoStores(new DemoConfig({ REDIS_URL: url })),
-    ];
-    try {
-      await Promise.all([a.onModuleInit(), b.onModuleInit()]); // as Nest does before the app serves
-      expect(a.description).toMatch(/^Redis stores at /);
-      const name = `demo-spec-${process.pid}-${Date.now()}`;
-      const replica = (stores: DemoStores) =>
-        new Resilience({
-          stores: stores.stores!,
-          policies: [
-            new ResiliencePolicy({
-              name,
-              strategies: [new RateLimitStrategy({ permits: 1, per: '1m' })],
-              failOpenOnStoreError: false,
-            }),
-          ],
+  it('reads REDIS_URL and REDIS_PREFIX (default ballast)', () => {
+    expect(new DemoConfig({ REDIS_URL: 'redis://user:pw@example:6379' })).toMatchObject({
+      redisUrl: 'redis://user:pw@example:6379',
+      redisPrefix: 'ballast',
+    });
+    expect(new DemoConfig({ REDIS_PREFIX: 'shop' }).redisPrefix).toBe('shop');
+  });
+
+  describe('with REDIS_URL at a port where nothing listens', () => {
+    let port: number;
+    beforeAll(async () => {
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as AddressInfo).port;
+      await new Promise((resolve) => server.close(resolve));
+    });
+    afterEach(() => jest.restoreAllMocks());
+
+    it('does not hold up the start, says so in the banner, and warns once per outage', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const stores = new DemoStores(new DemoConfig({ REDIS_URL: `redis://u:secret@127.0.0.1:${port}` }));
+      try {
+        const started = performance.now();
+        await stores.onModuleInit();
+        expect(performance.now() - started).toBeLessThan(1500); // refused at once: no 2 s wait for a connection
+        expect(stores.description).toMatch(
+          new RegExp(
+            `^Redis stores at redis://\\*\\*\\*@127\\.0\\.0\\.1:${port} — UNREACHABLE \\(connect ECONNREFUSED .*\\), failing open`,
+          ),
+        );
+        // ioredis retries after 50, 100, 150… ms and reports each failure: one warning says it all.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        expect(warn).toHaveBeenCalledTimes(1);
+        expect(String(warn.mock.calls[0]![0])).toMatch(
+          /unreachable \(connect ECONNREFUSED .*\): Ballast fails open/,
+        );
+        expect(String(warn.mock.calls[0]![0])).not.toContain('secret');
+      } finally {
+        await stores.onApplicationShutdown();
+      }
+    });
+  });
+
+  describe('on a real Redis', () => {
+    if (!RUN_REDIS_TESTS) return reportRedisUnreachable();
+
+    let client: Redis | undefined;
+    const prefix = uniquePrefix('stores');
+    beforeAll(async () => {
+      client = await requireRedis();
+    });
+    afterAll(() => cleanUp(client, prefix));
+
+    it('shares state between replicas (each with its own connection), under REDIS_PREFIX', async () => {
+      const config = new DemoConfig({ REDIS_URL, REDIS_PREFIX: prefix });
+      const [a, b] = [new DemoStores(config), new DemoStores(config)];
+      try {
+        await Promise.all([a.onModuleInit(), b.onModuleInit()]); // as Nest does before the app serves
+        expect(a.description).toBe(`Redis stores at ${REDIS_URL}, keys '${prefix}:*'`);
+        const replica = (stores: DemoStores) =>
+          new Resilience({
+            stores: stores.stores!,
+            policies: [
+              new ResiliencePolicy({
+                name: 'limited',
+                strategies: [new RateLimitStrategy({ permits: 1, per: '1m' })],
+                failOpenOnStoreError: false,
+              }),
+            ],
+          });
+        await expect(replica(a).run(() => 'ok', { policy: 'limited' })).resolves.toBe('ok');
+        await expect(replica(b).run(() => 'ok', { policy: 'limited' })).rejects.toMatchObject({
+          code: 'rate_limited',
         });
-      await expect(replica(a).run(() => 'ok', { policy: name })).resolves.toBe('ok');
-      await expect(replica(b).run(() => 'ok', { policy: name })).rejects.toMatchObject({
-        code: 'rate_limited',
-      });
-    } finally {
-      await a.onApplicationShutdown();
-      await b.onApplicationShutdown();
-    }
+        expect(await keysUnder(client!, prefix)).toEqual([`${prefix}:{limited}:rl`]);
+      } finally {
+        await a.onApplicationShutdown();
+        await b.onApplicationShutdown();
+      }
+    });
   });
 });
