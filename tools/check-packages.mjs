@@ -3,7 +3,7 @@
 // tarball file list `npm pack --dry-run` computes. Run by `npm run lint` after the packages are built
 // (tools/check-snippets.mjs builds them).
 // - metadata: `files`, `license`, `engines.node`, `main`, `types`, and `exports["."]` with `types` first;
-// - every entry point (`main`, `types`, each `exports` target) is a file in the tarball, as are README.md and the
+// - every entry point (`main`, `types`, each `exports` target) is a file in the tarball, as are README.md, LICENSE and the
 //   declaration file next to each entry point;
 // - no test files in the tarball;
 // - dependencies / peerDependencies / optionalDependencies are real ranges: no `*`, `file:`, `link:`, `workspace:`;
@@ -72,6 +72,7 @@ for (const { dir, rel, pkg } of publishable) {
   if (!pkg.license) say('no `license`');
   if (!pkg.engines?.node) say('no `engines.node`');
   if (!files.has('README.md')) say('README.md is not in the tarball');
+  if (!files.has('LICENSE')) say('LICENSE is not in the tarball (npm ships a LICENSE file from the package folder)');
 
   const entries = [];
   if (typeof pkg.main === 'string') entries.push(['main', pkg.main]);
