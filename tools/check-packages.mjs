@@ -72,7 +72,8 @@ for (const { dir, rel, pkg } of publishable) {
   if (!pkg.license) say('no `license`');
   if (!pkg.engines?.node) say('no `engines.node`');
   if (!files.has('README.md')) say('README.md is not in the tarball');
-  if (!files.has('LICENSE')) say('LICENSE is not in the tarball (npm ships a LICENSE file from the package folder)');
+  if (!files.has('LICENSE'))
+    say('LICENSE is not in the tarball (npm ships a LICENSE file from the package folder)');
 
   const entries = [];
   if (typeof pkg.main === 'string') entries.push(['main', pkg.main]);
