@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { Injectable } from '@nestjs/common';
+import { Controller, Get, Injectable } from '@nestjs/common';
+import { Int, Resolver, Subscription } from '@nestjs/graphql';
 import { Test } from '@nestjs/testing';
 import {
   BulkheadStrategy,
@@ -95,6 +96,43 @@ describe('@Criticality on provider methods', () => {
     } finally {
       await moduleRef.close();
     }
+  });
+
+  it('refuses @Criticality on a controller method that is not a handler, which would do nothing', async () => {
+    @Controller('reports')
+    class ReportsController {
+      @Get()
+      list(): number {
+        return this.level();
+      }
+      @Criticality('CRITICAL')
+      level(): number {
+        return currentCriticality();
+      }
+    }
+    const error = await bootstrapError({
+      imports: [ResilienceModule.forRoot({ policies: policies() })],
+      controllers: [ReportsController],
+    });
+    expect(isResilienceError(error) && error.message).toContain(
+      'ReportsController.level: @Criticality on a controller method that is not a route or message handler does nothing',
+    );
+  });
+
+  it('accepts @Criticality on a resolver class whose only methods are subscriptions (the interceptor binds it)', async () => {
+    @Criticality('CRITICAL')
+    @Resolver()
+    class Ticks {
+      @Subscription(() => Int)
+      ticks(): AsyncIterable<number> {
+        return (async function* () {})();
+      }
+    }
+    const error = await bootstrapError({
+      imports: [ResilienceModule.forRoot({ policies: policies() })],
+      providers: [Ticks],
+    });
+    expect(error).toBeUndefined();
   });
 
   it('refuses @Criticality on a provider class, which would do nothing', async () => {

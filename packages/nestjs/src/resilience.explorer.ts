@@ -27,15 +27,16 @@ import { attachGatewayFilter } from './gateway-filter';
 import {
   declaredNonPromise,
   isAsyncGeneratorFunction,
-  isHandler,
   isMessageHandler,
   isResolverMethod,
+  isSubscriptionMethod,
   observableWithoutMetadata,
   proxiedClassPrototype,
   returnsObservable,
 } from './method-kinds';
-import { isWrappedHttpHandler, registerHttpRuntime, wrapHttpHandlers } from './http-handler-wrapping';
+import { registerHttpRuntime, wrapHttpHandlers } from './http-handler-wrapping';
 import { ResilienceInterceptor } from './resilience.interceptor';
+import { checkControllers, prototypeOf } from './controller-checks';
 import { CriticalityMetadata, type CriticalityLevel } from './criticality-level';
 import { bindHost, latestHost, unbindHost } from './prototype-bindings';
 
@@ -104,7 +105,6 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     // A wrapped handler knows its application from an Express or a Fastify request only; on another adapter its
     // policy would silently never run.
     const adapterType = httpAdapter?.getType();
-    let wrappedHandler: string | undefined;
     let unknownPolicy = false;
     const check = (binding: ResilienceBinding | undefined, where: string): void => {
       if (binding !== undefined && !known.has(binding.policy)) {
@@ -112,27 +112,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
         unknownPolicy = true;
       }
     };
-    for (const wrapper of this.discovery.getControllers()) {
-      const proto = prototypeOf(wrapper);
-      if (proto === undefined) continue;
-      check(this.reflector.get(ResilienceBindingMetadata, proto.constructor), wrapper.name);
-      for (const name of this.scanner.getAllMethodNames(proto)) {
-        if (isWrappedHttpHandler((proto as Record<string, unknown>)[name]))
-          wrappedHandler ??= `${wrapper.name}.${name}`;
-        const binding = this.#bindingOf(proto, name);
-        if (binding === undefined) continue;
-        check(binding, `${wrapper.name}.${name}`);
-        // Only route and message handlers are wrapped or intercepted: on any other controller method the decorator
-        // would silently do nothing.
-        if (!isHandler((proto as Record<string, unknown>)[name] as object))
-          problems.push(
-            `${wrapper.name}.${name}: @Resilient/@Hedged on a controller method that is not a route or message ` +
-              'handler does nothing (only handlers run under a policy); ' +
-              'move the method to a provider (an @Injectable() class the controller injects) and decorate it ' +
-              'there, or decorate the handler that calls it',
-          );
-      }
-    }
+    const wrappedHandler = checkControllers(this.discovery.getControllers(), check, problems);
     if (
       wrappedHandler !== undefined &&
       adapterType !== undefined &&
@@ -157,8 +137,12 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
           `${String(wrapper.name)}: @Resilient/@Hedged on a provider class is not supported; decorate its methods`,
         );
       }
-      const gateway = names.some((name) => isMessageHandler((proto as Record<string, object>)[name]!));
-      if (classCriticality !== undefined && resolvers.length === 0 && !gateway)
+      // A gateway's handlers and a resolver's subscriptions get a class-level level from the interceptor.
+      const intercepted = names.some((name) => {
+        const method = (proto as Record<string, object>)[name]!;
+        return isMessageHandler(method) || isSubscriptionMethod(method);
+      });
+      if (classCriticality !== undefined && resolvers.length === 0 && !intercepted)
         problems.push(
           `${String(wrapper.name)}: @Criticality on a provider class is not supported; decorate its methods`,
         );
@@ -377,13 +361,6 @@ function runLifecycleHooksFirst(modules: ModulesContainer): void {
 function linkedTo(options: RunOptions<unknown>): RunOptions<unknown> {
   const signal = currentSignal();
   return signal === undefined ? options : { ...options, signal };
-}
-
-function prototypeOf(wrapper: InstanceWrapper): object | undefined {
-  const instance: unknown = wrapper.instance;
-  if (isObject(instance)) return Object.getPrototypeOf(instance) as object;
-  const metatype = wrapper.metatype as { prototype?: unknown } | null | undefined;
-  return !wrapper.inject && isObject(metatype?.prototype) ? metatype.prototype : undefined;
 }
 
 function isObject(value: unknown): value is object {

@@ -120,12 +120,10 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     if (binding === undefined) {
       if (budget === undefined && criticality === undefined) return next.handle();
       // No policy here, but the handler's own calls (decorated providers, resilience.run) see the deadline/level.
+      // Nothing to claim: another Ballast entry on this handler reads the same plan and at most binds the same scope.
       const clock = this.resilience.clock;
-      return claimWhile(
-        context,
-        new Observable((subscriber) =>
-          inScope(budget, criticality, clock, () => next.handle().subscribe(subscriber)),
-        ),
+      return new Observable((subscriber) =>
+        inScope(budget, criticality, clock, () => next.handle().subscribe(subscriber)),
       );
     }
     if (plan.stream)
