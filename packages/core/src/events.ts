@@ -1,4 +1,4 @@
-import type { BreakerState } from './stores/ports';
+import type { BreakerState, BreakerTransition } from './stores/ports';
 import type { ExceptionKind } from './errors/resilience-error';
 
 /** How a call ended, from the caller's point of view (metrics use the same four values, SPEC §8). */
@@ -34,7 +34,19 @@ export type ResilienceEvent =
       readonly error: unknown;
     })
   | (EventBase & { readonly type: 'attempt_timeout'; readonly attempt: number; readonly timeout: number })
-  | (EventBase & { readonly type: 'breaker_state'; readonly from: BreakerState; readonly to: BreakerState })
+  | (EventBase & {
+      readonly type: 'breaker_state';
+      readonly from: BreakerState;
+      readonly to: BreakerState;
+      /**
+       * On a move to `open` (when the store reports it; both built-in stores do): `failures / calls` of the outcomes
+       * that opened it. From closed: the rolling window at the trip. From half-open: that period's reported probes,
+       * the failing one included (`calls` = successes + 1, `failureRatio` = 1 / calls).
+       */
+      readonly failureRatio?: number;
+      /** The number of calls counted in `failureRatio`; present with it. */
+      readonly calls?: number;
+    })
   | (EventBase & { readonly type: 'throttle_reject'; readonly probability: number })
   | (EventBase & { readonly type: 'bulkhead_limit'; readonly limit: number })
   | (EventBase & { readonly type: 'bulkhead_shed'; readonly criticality: number; readonly sojourn: number })
@@ -61,3 +73,15 @@ export const EventType = Object.freeze({
   FALLBACK: 'fallback',
   STORE_DEGRADED: 'store_degraded',
 } as const satisfies Record<string, ResilienceEventType>);
+
+/** The `breaker_state` event of a store's transition, with what opened the breaker when the store says. */
+export function breakerStateEvent(
+  policy: string,
+  route: string | undefined,
+  t: BreakerTransition,
+): ResilienceEvent {
+  const { from, to, failureRatio, calls } = t;
+  return failureRatio === undefined || calls === undefined
+    ? { type: 'breaker_state', policy, route, from, to }
+    : { type: 'breaker_state', policy, route, from, to, failureRatio, calls };
+}

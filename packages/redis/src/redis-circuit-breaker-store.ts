@@ -43,6 +43,17 @@ const TRANSITIONS: Record<string, BreakerTransition> = {
 const transitionOf = (from: unknown, to: BreakerState): BreakerTransition | undefined =>
   from === '' || from === null || from === undefined ? undefined : TRANSITIONS[`${String(from)}>${to}`];
 
+/** A transition to open carries the calls and failures that opened it (built only then: a rare event). */
+function openedBy(t: BreakerTransition, calls: unknown, failures: unknown): BreakerTransition {
+  const c = Number(calls);
+  return Object.freeze({
+    from: t.from,
+    to: t.to,
+    failureRatio: c === 0 ? 0 : Number(failures) / c,
+    calls: c,
+  });
+}
+
 interface CachedClosed {
   readonly generation: number;
   readonly until: number;
@@ -128,9 +139,10 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
       permit.generation,
       permit.lease ?? '',
       outcome,
-    ])) as [BreakerState, string];
-    const [state, from] = reply;
-    const transition = transitionOf(from, state);
+    ])) as [BreakerState, string, (number | string)?, (number | string)?];
+    const [state, from, calls, failures] = reply;
+    let transition = transitionOf(from, state);
+    if (transition !== undefined && calls !== undefined) transition = openedBy(transition, calls, failures);
     if (transition !== undefined || state !== 'closed') this.#cache.delete(key.id);
     return { state, transition };
   }
@@ -140,15 +152,15 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
       ...this.#keys(key),
       clockArg(this.options.time, now),
       params.samplingWindow,
-    ])) as [BreakerState, number, number, number];
+      params.breakDuration,
+    ])) as [BreakerState, number | string, number | string, number | string, string];
+    const [state, generation, , , retryAfter] = reply;
     const calls = Number(reply[2]);
-    const failures = Number(reply[3]);
-    return {
-      state: reply[0],
-      generation: Number(reply[1]),
-      calls,
-      failureRatio: calls === 0 ? 0 : failures / calls,
-    };
+    const failureRatio = calls === 0 ? 0 : Number(reply[3]) / calls;
+    const snapshot = { state, generation: Number(generation), calls, failureRatio };
+    return retryAfter === '' || retryAfter === undefined
+      ? snapshot
+      : { ...snapshot, retryAfter: replyNumber(retryAfter) };
   }
 
   async reset(key: StateKey, _now: number): Promise<void> {

@@ -92,6 +92,12 @@ if (RUN_REDIS_TESTS) {
           expect(r).toEqual(m);
           return r;
         },
+        /** Both snapshots, compared whole: state, window or what opened it, generation, retryAfter. */
+        async inspect(p: BreakerParams, now: number) {
+          const m = memory.inspect(k, p, now);
+          expect(await redis.inspect(k, p, now)).toEqual(m);
+          return m;
+        },
       };
     }
 
@@ -163,6 +169,7 @@ if (RUN_REDIS_TESTS) {
             const [permits] = held.splice(Math.floor(random() * held.length), 1);
             await b.record(p, permits!, outcomes[Math.floor(random() * 3)]!, now);
           }
+          await b.inspect(p, now);
         }
       }
     });

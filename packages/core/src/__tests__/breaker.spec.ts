@@ -18,7 +18,15 @@ describe('breaker: tripping', () => {
     await fail(resilience);
     expect((await state(resilience))?.state).toBe('open');
     expect(ofType('breaker_state')).toEqual([
-      { type: 'breaker_state', policy: 'p', route: undefined, from: 'closed', to: 'open' },
+      {
+        type: 'breaker_state',
+        policy: 'p',
+        route: undefined,
+        from: 'closed',
+        to: 'open',
+        failureRatio: 1,
+        calls: 4,
+      },
     ]);
   });
 

@@ -25,7 +25,15 @@ describe('Resilience.admitStream', () => {
     (await resilience.admitStream('feed', { route: 'r' })).settle(infraError());
     (await resilience.admitStream('feed', { route: 'r' })).settle(infraError());
     expect(ofType('breaker_state')).toEqual([
-      { type: 'breaker_state', policy: 'feed', route: 'r', from: 'closed', to: 'open' },
+      {
+        type: 'breaker_state',
+        policy: 'feed',
+        route: 'r',
+        from: 'closed',
+        to: 'open',
+        failureRatio: 1,
+        calls: 2,
+      },
     ]);
     await expect(resilience.admitStream('feed', { route: 'r' })).rejects.toMatchObject({
       kind: 'infrastructure',

@@ -102,7 +102,13 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
     const snap: {
       -readonly [K in keyof ResilienceStateSnapshot]: ResilienceStateSnapshot[K];
     } = { policy: policy.name, route: key.route, forcedOpen: ks.forcedOpen || pr.forcedAll };
-    if (b !== undefined) snap.breaker = { state: b.state, failureRatio: b.failureRatio, calls: b.calls };
+    if (b !== undefined) {
+      const { state, failureRatio, calls, retryAfter } = b;
+      snap.breaker =
+        state === 'open' && retryAfter !== undefined
+          ? { state, failureRatio, calls, retryAfter }
+          : { state, failureRatio, calls };
+    }
     if (ks.bulkhead !== undefined) {
       snap.concurrencyLimit = ks.bulkhead.limit;
       snap.inUse = ks.bulkhead.inUse;

@@ -6,7 +6,18 @@ export interface ResilienceStateSnapshot {
   readonly policy: string;
   readonly route: string | undefined;
   readonly forcedOpen: boolean;
-  readonly breaker?: { readonly state: BreakerState; readonly failureRatio: number; readonly calls: number };
+  /**
+   * `failureRatio` and `calls`: closed, over the rolling window now; open and half-open, of the outcomes that last
+   * opened the breaker (the window that tripped it, or the half-open period's probes when a probe failed), frozen
+   * until it closes. `retryAfter`: open only, ms until the break ends and the next call may probe (relative, so a
+   * store on another clock — the Redis server's — reads right); absent when the store does not report it.
+   */
+  readonly breaker?: {
+    readonly state: BreakerState;
+    readonly failureRatio: number;
+    readonly calls: number;
+    readonly retryAfter?: number;
+  };
   readonly concurrencyLimit?: number;
   readonly inUse?: number;
   readonly waiting?: number;

@@ -1,8 +1,8 @@
 import { contextStorage, currentFrame } from '../context/context-storage';
 import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { stacklessError } from '../errors/stackless';
-import type { CallOutcome } from '../events';
-import type { BreakerOutcome, BreakerPermit, BreakerRecordResult, BreakerState } from '../stores/ports';
+import { breakerStateEvent, type CallOutcome } from '../events';
+import type { BreakerOutcome, BreakerPermit, BreakerRecordResult, BreakerTransition } from '../stores/ports';
 import type { Clock } from '../time/clock';
 import type { CallContext, Fallback, RunOptions } from '../resilience-types';
 import { AttemptContext } from './attempt-context';
@@ -287,10 +287,8 @@ export class Invocation extends Lane {
     });
   }
 
-  breakerTransition(from: BreakerState, to: BreakerState): void {
-    if (this.engine.listening) {
-      this.engine.emit({ type: 'breaker_state', policy: this.policyName, route: this.route, from, to });
-    }
+  breakerTransition(t: BreakerTransition): void {
+    if (this.engine.listening) this.engine.emit(breakerStateEvent(this.policyName, this.route, t));
   }
 
   /** Reports a breaker outcome; a remote store is not awaited (the call's result is already known). */
@@ -313,7 +311,7 @@ export class Invocation extends Lane {
 
   #breakerRecorded(r: BreakerRecordResult): void {
     this.ks.sawBreaker(r.state);
-    if (r.transition !== undefined) this.breakerTransition(r.transition.from, r.transition.to);
+    if (r.transition !== undefined) this.breakerTransition(r.transition);
   }
 
   #breakerStoreFailed(err: unknown): void {

@@ -151,7 +151,7 @@ function afterBreaker(
   now: number | undefined,
 ): void {
   if (isPromiseLike(adm)) return later(inv, lane, adm, (v) => afterBreaker(inv, lane, v, local, undefined));
-  if (adm.transition !== undefined) inv.breakerTransition(adm.transition.from, adm.transition.to);
+  if (adm.transition !== undefined) inv.breakerTransition(adm.transition);
   inv.ks.sawBreaker(adm.state);
   if (!adm.admitted)
     return end(inv, lane, reject(inv, lane, 'infrastructure', ErrorCode.CIRCUIT_OPEN, adm.retryAfter));

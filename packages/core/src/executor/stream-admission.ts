@@ -1,6 +1,7 @@
 import { ErrorCode } from '../errors/resilience-error';
 import { outcomeClass } from '../errors/outcome-class';
 import type { BreakerAdmission, BreakerOutcome } from '../stores/ports';
+import { breakerStateEvent } from '../events';
 import { isPromiseLike, type Engine } from './engine';
 import type { KeyState, PolicyRuntime } from './policy-runtime';
 import { rejection } from './rejections';
@@ -54,9 +55,8 @@ export async function admitStream(engine: Engine, pr: PolicyRuntime, ks: KeyStat
         local = true;
         adm = e.breakerLocal.acquire(ks.key, bp, e.clock.now()) as BreakerAdmission;
       }
-      if (adm.transition !== undefined && e.listening) {
-        e.emit({ type: 'breaker_state', policy, route, from: adm.transition.from, to: adm.transition.to });
-      }
+      if (adm.transition !== undefined && e.listening)
+        e.emit(breakerStateEvent(policy, route, adm.transition));
       ks.sawBreaker(adm.state);
       if (!adm.admitted) refuse(ErrorCode.CIRCUIT_OPEN, adm.retryAfter);
     }
@@ -102,15 +102,8 @@ export async function admitStream(engine: Engine, pr: PolicyRuntime, ks: KeyStat
           transition: BreakerAdmission['transition'];
         }): void => {
           ks.sawBreaker(res.state);
-          if (res.transition !== undefined && e.listening) {
-            e.emit({
-              type: 'breaker_state',
-              policy,
-              route,
-              from: res.transition.from,
-              to: res.transition.to,
-            });
-          }
+          if (res.transition !== undefined && e.listening)
+            e.emit(breakerStateEvent(policy, route, res.transition));
         };
         if (isPromiseLike(r)) r.then(apply, onError);
         else apply(r);

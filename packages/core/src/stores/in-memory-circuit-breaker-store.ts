@@ -12,11 +12,12 @@ import type {
 } from './ports';
 import { RollingWindow } from './rolling-window';
 
-// Transitions are shared constants: reporting one allocates nothing.
+// Transitions are shared constants: reporting one allocates nothing. A transition to open carries the outcomes that
+// opened it, so it is built then (a rare event, never on a call that leaves the state as it is).
 const OPEN_TO_HALF_OPEN: BreakerTransition = Object.freeze({ from: 'open', to: 'half_open' });
-const CLOSED_TO_OPEN: BreakerTransition = Object.freeze({ from: 'closed', to: 'open' });
-const HALF_OPEN_TO_OPEN: BreakerTransition = Object.freeze({ from: 'half_open', to: 'open' });
 const HALF_OPEN_TO_CLOSED: BreakerTransition = Object.freeze({ from: 'half_open', to: 'closed' });
+const opened = (from: BreakerState, calls: number, failures: number): BreakerTransition =>
+  Object.freeze({ from, to: 'open', failureRatio: failures / calls, calls });
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type Admitted = Mutable<Extract<BreakerAdmission, { admitted: true }>>;
@@ -27,6 +28,9 @@ class BreakerEntry {
   state: BreakerState = 'closed';
   generation = 0;
   openUntil = 0;
+  /** Calls and failures that last opened the breaker (kept while open and half-open; 0 once closed). */
+  openedCalls = 0;
+  openedFailures = 0;
   readonly window = new RollingWindow();
   /** Half-open probe leases currently held, with the time each one is reclaimed. */
   readonly leases: string[] = [];
@@ -46,6 +50,7 @@ class BreakerEntry {
 
   /** Every state change goes through here: a new generation makes outcomes of earlier admissions stale. */
   moveTo(state: BreakerState, openUntil = 0): void {
+    if (state === 'closed') this.openedCalls = this.openedFailures = 0;
     this.state = state;
     this.generation++;
     this.leases.length = 0;
@@ -83,6 +88,8 @@ class BreakerEntry {
  * reclaimed after `breakDuration`. Every state change bumps `generation`; outcomes carrying an older one are ignored.
  *
  * `inspect` never changes state; an open breaker whose break has elapsed reads as half-open (what the next call finds).
+ * While open or half-open it reports the calls and failures that opened the breaker (the transition to open carries
+ * the same), and while open the ms left of the break (`retryAfter`).
  */
 export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
   readonly #entries = new Map<string, BreakerEntry>();
@@ -144,12 +151,20 @@ export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
   inspect(key: StateKey, params: BreakerParams, now: number): BreakerSnapshot {
     const e = this.#entries.get(key.id);
     if (e === undefined) return { state: 'closed', failureRatio: 0, calls: 0, generation: 0 };
-    const w = e.state === 'closed' ? e.window.peek(params.samplingWindow, now) : undefined;
-    const calls = w?.calls ?? 0;
-    const failureRatio = w === undefined || w.calls === 0 ? 0 : w.failures / w.calls;
+    // Closed: the rolling window now. Open, half-open: the outcomes that opened it (the window is not kept then).
+    const w =
+      e.state === 'closed'
+        ? e.window.peek(params.samplingWindow, now)
+        : { calls: e.openedCalls, failures: e.openedFailures };
+    const failureRatio = w.calls === 0 ? 0 : w.failures / w.calls;
+    const generation = e.generation;
+    // Open until at most breakDuration from now, as `acquire` reads it after a clock stepped back (no state moves).
+    const retryAfter = Math.min(e.openUntil - now, params.breakDuration);
+    if (e.state === 'open' && retryAfter > 0)
+      return { state: 'open', failureRatio, calls: w.calls, generation, retryAfter };
     // An open breaker whose break is over reads as half-open: that is what the next call finds (no state moves).
-    const state = e.state === 'open' && now >= e.openUntil ? 'half_open' : e.state;
-    return { state, failureRatio, calls, generation: e.generation };
+    const state = e.state === 'open' ? 'half_open' : e.state;
+    return { state, failureRatio, calls: w.calls, generation };
   }
 
   reset(key: StateKey, _now: number): void {
@@ -190,8 +205,10 @@ export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
     w.advance(params.samplingWindow, now);
     w.add(outcome === 'failure');
     if (w.failures > 0 && w.calls >= params.minThroughput && w.failures / w.calls >= params.failureRatio) {
+      e.recorded.transition = opened('closed', w.calls, w.failures);
+      e.openedCalls = w.calls;
+      e.openedFailures = w.failures;
       e.moveTo('open', now + params.breakDuration);
-      e.recorded.transition = CLOSED_TO_OPEN;
     }
   }
 
@@ -206,8 +223,11 @@ export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
     const i = permit.lease === undefined ? -1 : e.leases.indexOf(permit.lease);
     if (i < 0) return; // a lease already reclaimed (or none): its outcome no longer counts
     if (outcome === 'failure') {
+      // What opens it again: the probes that reported in this half-open period (successes, then this failure).
+      e.openedCalls = e.successes + 1;
+      e.openedFailures = 1;
+      e.recorded.transition = opened('half_open', e.openedCalls, 1);
       e.moveTo('open', now + params.breakDuration);
-      e.recorded.transition = HALF_OPEN_TO_OPEN;
       return;
     }
     e.dropLease(i);

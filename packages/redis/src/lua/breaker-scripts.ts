@@ -7,7 +7,8 @@ import { luaScript } from '../redis-script-runner';
  *
  * State hash fields: s = state, g = generation, ou = open until (ms), hs = probe successes this half-open period,
  * ls = lease sequence, sw = samplingWindow the buckets were made for, h = newest absolute bucket index,
- * tc/tf = calls/failures in the window, c0..c9/f0..f9 = per-bucket counts (slot = bucket index mod 10).
+ * tc/tf = calls/failures in the window, c0..c9/f0..f9 = per-bucket counts (slot = bucket index mod 10),
+ * oc/of = calls/failures that last opened the breaker (kept while open and half-open, gone once closed).
  * Lease hash: lease id → expiry (ms). Fractional numbers go out as strings: Redis truncates Lua numbers in replies.
  * The arithmetic mirrors core's RollingWindow and InMemoryCircuitBreakerStore exactly.
  */
@@ -72,10 +73,13 @@ local function reclaimLeases(now, bd)
   end
   return held, soonest
 end
-local function moveTo(state, g, ou, ttl)
+-- oc/of: the calls and failures that opened the breaker, kept into half-open (dropped on close).
+local function moveTo(state, g, ou, ttl, oc, of)
   redis.call('DEL', K, L)
   if state == 'open' then
-    redis.call('HSET', K, 's', state, 'g', g, 'ou', fmt(ou))
+    redis.call('HSET', K, 's', state, 'g', g, 'ou', fmt(ou), 'oc', oc, 'of', of)
+  elseif state == 'half_open' then
+    redis.call('HSET', K, 's', state, 'g', g, 'oc', oc, 'of', of)
   else
     redis.call('HSET', K, 's', state, 'g', g)
   end
@@ -88,7 +92,7 @@ export const BREAKER_ACQUIRE = luaScript(
   'breaker-acquire',
   `${PRELUDE}
 local now, bd, hmax, ttl = clock(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local st = redis.call('HMGET', K, 's', 'g', 'ou', 'hs')
+local st = redis.call('HMGET', K, 's', 'g', 'ou', 'hs', 'oc', 'of')
 local s, g = st[1] or 'closed', tonumber(st[2] or '0')
 if s == 'closed' then return {1, 'closed', g, '', '0', ''} end
 local from = ''
@@ -104,7 +108,7 @@ if s == 'open' then
   g = g + 1
   hs = 0
   from = 'open'
-  moveTo('half_open', g, 0, ttl)
+  moveTo('half_open', g, 0, ttl, st[5] or 0, st[6] or 0)
 end
 local held, soonest = reclaimLeases(now, bd)
 if held + hs >= hmax then
@@ -123,7 +127,7 @@ return {1, 'half_open', g, lease, '0', from}
 
 /**
  * ARGV: now, samplingWindow, minThroughput, failureRatio, breakDuration, halfOpenMaxCalls, ttl, generation, lease,
- * outcome → {state, from}.
+ * outcome → {state, from} or, when this outcome opened the breaker, {'open', from, calls, failures} of what opened it.
  */
 export const BREAKER_RECORD = luaScript(
   'breaker-record',
@@ -138,8 +142,10 @@ if s == 'half_open' then
   reclaimLeases(now, bd)
   if redis.call('HEXISTS', L, lease) == 0 then return {s, ''} end
   if outcome == 'failure' then
-    moveTo('open', g + 1, now + bd, ttl)
-    return {'open', 'half_open'}
+    -- what opens it again: the probes that reported this half-open period (successes, then this failure)
+    local calls = tonumber(redis.call('HGET', K, 'hs') or '0') + 1
+    moveTo('open', g + 1, now + bd, ttl, calls, 1)
+    return {'open', 'half_open', calls, 1}
   end
   redis.call('HDEL', L, lease)
   if outcome == 'release' then return {s, ''} end
@@ -230,8 +236,8 @@ end
 put('tc', tc)
 put('tf', tf)
 if tf > 0 and tc >= minT and tf / tc >= ratio then
-  moveTo('open', g + 1, now + bd, ttl)
-  return {'open', 'closed'}
+  moveTo('open', g + 1, now + bd, ttl, tc, tf)
+  return {'open', 'closed', tc, tf}
 end
 redis.call('HSET', K, unpack(out))
 redis.call('PEXPIRE', K, ttl)
@@ -239,33 +245,45 @@ return {s, ''}
 `,
 );
 
-/** Read-only (an open breaker past its break reads half-open). ARGV: now, samplingWindow → {state, generation, calls, failures}. */
+/**
+ * Read-only (an open breaker past its break reads half-open). ARGV: now, samplingWindow, breakDuration →
+ * {state, generation, calls, failures, retryAfter}: closed, the window at now; open and half-open, what opened it
+ * (oc/of); retryAfter ('' unless open) = ms until the break ends, at most breakDuration, as acquire reads it.
+ */
 export const BREAKER_INSPECT = luaScript(
   'breaker-inspect',
   `${PRELUDE}
-local now, sw = clock(ARGV[1]), tonumber(ARGV[2])
-local fields = {'s', 'g', 'sw', 'h', 'ou'}
+local now, sw, bd = clock(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local fields = {'s', 'g', 'sw', 'h', 'ou', 'oc', 'of'}
 for _, name in ipairs(bucketNames()) do fields[#fields + 1] = name end
 local v = redis.call('HMGET', K, unpack(fields))
 local s, g, h = v[1] or 'closed', tonumber(v[2] or '0'), tonumber(v[4])
-if s == 'open' and now >= tonumber(v[5] or '0') then return {'half_open', g, 0, 0} end
-if s ~= 'closed' or h == nil then return {s, g, 0, 0} end
+if s ~= 'closed' then
+  local oc, of = tonumber(v[6] or '0'), tonumber(v[7] or '0')
+  if s == 'open' then
+    local wait = math.min(tonumber(v[5] or '0') - now, bd)
+    if wait > 0 then return {s, g, oc, of, fmt(wait)} end
+    s = 'half_open'
+  end
+  return {s, g, oc, of, ''}
+end
+if h == nil then return {s, g, 0, 0, ''} end
 local c, f = {}, {}
 for i = 0, B - 1 do
-  c[i] = tonumber(v[6 + i] or '0')
-  f[i] = tonumber(v[6 + B + i] or '0')
+  c[i] = tonumber(v[8 + i] or '0')
+  f[i] = tonumber(v[8 + B + i] or '0')
 end
 local osw = tonumber(v[3])
 if osw ~= sw then h, c, f = rescale(h, osw, sw, c, f) end
 local idx = math.floor(now / (sw / B))
-if h - idx >= B then return {s, g, 0, 0} end
+if h - idx >= B then return {s, g, 0, 0, ''} end
 local calls, fails = 0, 0
 for k = math.max(h - B + 1, idx - B + 1), h do
   local slot = k % B
   calls = calls + c[slot]
   fails = fails + f[slot]
 end
-return {s, g, calls, fails}
+return {s, g, calls, fails, ''}
 `,
 );
 

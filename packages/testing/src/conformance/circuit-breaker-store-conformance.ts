@@ -1,4 +1,5 @@
 import { BASE, admit, calls, params, toHalfOpen } from './circuit-breaker-conformance-kit';
+import { describeBreakerTripDetails } from './circuit-breaker-trip-conformance';
 import { useBench, type ConformanceOptions, type StoreSetup } from './harness';
 import type { CircuitBreakerStoreShape } from './store-shapes';
 
@@ -46,7 +47,8 @@ export function describeCircuitBreakerStoreConformance(
       await calls(b, key, BASE, 5, false);
       expect((await calls(b, key, BASE, 4, true)).state).toBe('closed');
       const r = await calls(b, key, BASE, 1, true);
-      expect(r).toEqual({ state: 'open', transition: { from: 'closed', to: 'open' } });
+      const transition = { from: 'closed', to: 'open', failureRatio: 0.5, calls: 10 };
+      expect(r).toEqual({ state: 'open', transition });
       const rejected = await b.store.acquire(key, BASE, b.now());
       expect(rejected).toMatchObject({ admitted: false, state: 'open', retryAfter: BASE.breakDuration });
     });
@@ -74,7 +76,7 @@ export function describeCircuitBreakerStoreConformance(
       expect(await b.store.inspect(kept, p, b.now())).toMatchObject({ calls: 4 });
       expect(await calls(b, kept, p, 1, true)).toEqual({
         state: 'open',
-        transition: { from: 'closed', to: 'open' },
+        transition: { from: 'closed', to: 'open', failureRatio: 1, calls: 5 },
       });
       await b.advance(1); // first ms of the eleventh bucket: the first bucket rolls out
       expect(await b.store.inspect(dropped, p, b.now())).toMatchObject({ state: 'closed', calls: 0 });
@@ -120,7 +122,7 @@ export function describeCircuitBreakerStoreConformance(
       await b.advance(1);
       // Once the break is over, inspect reads half-open (what the next call will find) without moving any state.
       const seen = await b.store.inspect(key, BASE, b.now());
-      expect(seen).toMatchObject({ state: 'half_open', calls: 0 });
+      expect(seen).toMatchObject({ state: 'half_open', calls: BASE.minThroughput });
       expect(seen.generation).toBe((await b.store.inspect(key, BASE, b.now())).generation);
       const probe = await b.store.acquire(key, BASE, b.now());
       expect(probe).toMatchObject({
@@ -199,7 +201,7 @@ export function describeCircuitBreakerStoreConformance(
       const second = await admit(b, key, p);
       expect(await b.store.record(key, p, first, 'failure', b.now())).toEqual({
         state: 'open',
-        transition: { from: 'half_open', to: 'open' },
+        transition: { from: 'half_open', to: 'open', failureRatio: 1, calls: 1 },
       });
       expect(await b.store.record(key, p, second, 'success', b.now())).toEqual({
         state: 'open',
@@ -232,7 +234,7 @@ export function describeCircuitBreakerStoreConformance(
       const tripping = params({ samplingWindow: 2000, minThroughput: 6 });
       expect(await calls(b, key, tripping, 1, true)).toEqual({
         state: 'open',
-        transition: { from: 'closed', to: 'open' },
+        transition: { from: 'closed', to: 'open', failureRatio: 4 / 6, calls: 6 },
       });
     });
 
@@ -387,5 +389,7 @@ export function describeCircuitBreakerStoreConformance(
       }
       expect(await b.store.inspect(key, BASE, b.now())).toMatchObject({ state: 'closed', calls: 0 });
     });
+
+    describeBreakerTripDetails(bench);
   });
 }

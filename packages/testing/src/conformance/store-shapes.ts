@@ -25,6 +25,9 @@ export interface BreakerParamsShape {
 export interface BreakerTransitionShape {
   readonly from: BreakerStateName;
   readonly to: BreakerStateName;
+  /** On a move to open: failures / calls of what opened it (optional in the port; this suite requires them). */
+  readonly failureRatio?: number;
+  readonly calls?: number;
 }
 
 export type BreakerAdmissionShape =
@@ -63,6 +66,8 @@ export interface CircuitBreakerStoreShape {
     readonly failureRatio: number;
     readonly calls: number;
     readonly generation: number;
+    /** Open only: ms until the break ends (optional in the port; this suite requires it). */
+    readonly retryAfter?: number;
   }>;
   reset(key: ConformanceKey, now: number): MaybePromise<void>;
   evict?(key: ConformanceKey): void;
