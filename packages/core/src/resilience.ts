@@ -58,6 +58,15 @@ export class Resilience {
 
   constructor(options: ResilienceOptions = {}) {
     const violations: string[] = [];
+    // A misspelled option (`polices`, `maxKeys`) must not silently leave its default in place.
+    if (typeof options === 'object' && options !== null)
+      for (const key of Object.keys(options))
+        if (!RESILIENCE_OPTION_KEYS.includes(key))
+          violations.push(
+            `${key} must be a known Resilience option (${RESILIENCE_OPTION_KEYS.join(', ')}), got ${describe(
+              (options as Record<string, unknown>)[key],
+            )}`,
+          );
     const policies = options.policies ?? [];
     const seen = new Set<string>();
     if (!Array.isArray(policies))
@@ -289,6 +298,16 @@ function hasMethods(value: unknown, methods: readonly string[]): boolean {
 }
 
 /** A store given in the wrong shape fails at construction, not on the first call that reaches it. */
+const RESILIENCE_OPTION_KEYS: readonly string[] = [
+  'policies',
+  'stores',
+  'clock',
+  'random',
+  'classify',
+  'maxKeysPerPolicy',
+  'ambientContext',
+];
+
 function checkStores(stores: unknown, violations: string[]): void {
   if (stores === undefined) return;
   if (typeof stores !== 'object' || stores === null) {
@@ -297,6 +316,13 @@ function checkStores(stores: unknown, violations: string[]): void {
     );
     return;
   }
+  for (const key of Object.keys(stores))
+    if (!Object.prototype.hasOwnProperty.call(STORE_METHODS, key))
+      violations.push(
+        `stores.${key} must be a known store (${Object.keys(STORE_METHODS).join(', ')}), got ${describe(
+          (stores as Record<string, unknown>)[key],
+        )}`,
+      );
   for (const [name, methods] of Object.entries(STORE_METHODS)) {
     const store = (stores as Record<string, unknown>)[name];
     if (store !== undefined && !hasMethods(store, methods))

@@ -34,8 +34,14 @@ describe('ballast.code stays a bounded set', () => {
       );
       await expect(failing).rejects.toMatchObject({ code: `order_${i}_missing` });
     }
+    // One series, named by the errors' kind (core names a failure by Ballast's code or by its kind).
     const calls = await m.points(MetricName.CALLS);
-    expect(calls).toEqual([{ attributes: key('p', 'r', { 'ballast.outcome': 'failure' }), value: 50 }]);
+    expect(calls).toEqual([
+      {
+        attributes: key('p', 'r', { 'ballast.outcome': 'failure', 'ballast.code': 'not_found' }),
+        value: 50,
+      },
+    ]);
   });
 
   it("keeps Ballast's own failure codes and the error kinds", async () => {

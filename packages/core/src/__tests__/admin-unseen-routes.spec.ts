@@ -51,6 +51,23 @@ describe('admin on unseen routes', () => {
     await expect(b.run(() => 'closed again', { policy: 'p', route: 'r' })).resolves.toBe('closed again');
   });
 
+  it('a route-less resetBreaker on a replica that never served the policy resets its policy-wide shared state', async () => {
+    const clock = new FakeClock();
+    const shared = new InMemoryCircuitBreakerStore();
+    const replica = () =>
+      new Resilience({
+        policies: [policy('p', [breaker({ minThroughput: 1 })])],
+        clock,
+        stores: { circuitBreaker: shared },
+      });
+    const [a, b, c] = [replica(), replica(), replica()];
+    await a.run(() => Promise.reject(infraError()), { policy: 'p' }).catch(() => 0);
+    expect(codeOf(await errorOf(b.run(() => 1, { policy: 'p' })))).toBe('circuit_open');
+    await c.admin.resetBreaker('p'); // the load balancer sent the reset to c, which never served 'p'
+    expect(await c.admin.inspect({ policy: 'p' })).toEqual([]);
+    await expect(b.run(() => 'closed again', { policy: 'p' })).resolves.toBe('closed again');
+  });
+
   it('clearForcedOpen on a route forced earlier still clears it; forceOpen on an unseen route registers it', async () => {
     const { resilience } = limited();
     await resilience.admin.forceOpen('p', 'never-called');

@@ -1,3 +1,4 @@
+import { ResilienceError } from '../errors/resilience-error';
 import { FakeClock, seededRandom } from '@ballast/testing';
 import { EventType, type ResilienceEvent } from '../events';
 import { Resilience } from '../resilience';
@@ -170,8 +171,16 @@ describe('events', () => {
     await resilience
       .run(() => Promise.reject(Object.assign(new Error(), { status: 404 })), { policy: 'p' })
       .catch(() => 0);
+    // A ResilienceError the application throws with a code of its own is named by its kind: an order id as a
+    // code would make one metric series per order.
+    await resilience
+      .run(() => Promise.reject(new ResilienceError({ kind: 'not_found', code: 'order_42_missing' })), {
+        policy: 'p',
+      })
+      .catch(() => 0);
     expect(ofType('call')).toEqual([
       { type: 'call', policy: 'p', route: 'r', outcome: 'failure', duration: 70, code: 'attempt_timeout' },
+      { type: 'call', policy: 'p', route: undefined, outcome: 'failure', duration: 0, code: 'not_found' },
       { type: 'call', policy: 'p', route: undefined, outcome: 'failure', duration: 0, code: 'not_found' },
     ]);
   });

@@ -1,4 +1,5 @@
 import { HedgeStrategy } from '../strategies/hedge-strategy';
+import { RetryBudget } from '../strategies/retry-budget';
 import type { CallContext } from '../resilience-types';
 import { deferred, infraError, settle, setup } from './helpers';
 import { breaker, policy } from './kit';
@@ -60,6 +61,30 @@ describe('hedge and forceOpen', () => {
       expect(clock.pendingTimers()).toBe(0);
     },
   );
+
+  it('a hedge refused because of a force-open spends no hedge-budget token', async () => {
+    // One token, and each call earns a tenth of one: a token spent on a refused hedge is gone for ten calls.
+    const budgeted = policy('p', [], {
+      hedge: new HedgeStrategy({ delay: 100, maxAttempts: 2, budget: new RetryBudget({ ratio: 0.1 }) }),
+    });
+    const { resilience, clock } = setup([budgeted]);
+    const first = attempts();
+    const s1 = settle(resilience.run(first.fn, { policy: 'p' }));
+    await resilience.admin.forceOpen('p');
+    await clock.advance(100); // the hedge comes due, and is refused
+    first.list[0]!.d.resolve('one');
+    await clock.advance(0);
+    expect([s1.value, first.list.length]).toEqual(['one', 1]);
+    await resilience.admin.clearForcedOpen('p');
+    const second = attempts();
+    const s2 = settle(resilience.run(second.fn, { policy: 'p' }));
+    await clock.advance(100);
+    expect(second.list).toHaveLength(2); // the token is still there: the hedge fires
+    second.list[1]!.d.resolve('two');
+    await clock.advance(0);
+    expect(s2.value).toBe('two');
+    expect(clock.pendingTimers()).toBe(0);
+  });
 
   it('when the primary then fails, the call fails with its error, not with the refused hedge', async () => {
     const { resilience, clock } = setup([hedgedPolicy()]);

@@ -170,6 +170,10 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
           await e.breakerStore.reset(stateKey(pr.policy.name, route), e.clock.now());
         return;
       }
+      // The same for the policy-wide state (no route: every replica behind a load balancer may receive the reset,
+      // and most never served the policy). Routes only other replicas served cannot be listed: name them.
+      if (route === undefined && !pr.keys.has(undefined) && e.breakerStore !== e.breakerLocal)
+        await e.breakerStore.reset(stateKey(pr.policy.name, undefined), e.clock.now());
       for (const ks of keys) {
         const now = e.clock.now();
         await e.breakerLocal.reset(ks.key, now);

@@ -110,16 +110,18 @@ export function runHedged(inv: Invocation): Promise<boolean> {
     const fire = (): void => {
       timer = undefined;
       if (finished || inv.callerCancelled) return;
+      // A hedge is a new request to the dependency: one due after an operator forced the key open is refused before
+      // any strategy, as the call itself would be (and as an open breaker refuses it), spending no budget token;
+      // the attempts running go on.
+      const forced = inv.ks.forcedNow();
       const budget = inv.ks.hedgeBudget;
-      if (budget !== undefined && !budget.tryWithdraw()) return;
+      if (!forced && budget !== undefined && !budget.tryWithdraw()) return;
       const lane = new Lane();
       lanes.push(lane);
       launched++;
       if (e.listening)
         e.emit({ type: 'hedge_attempt', policy: inv.policyName, route: inv.route, attempt: launched, delay });
-      // A hedge is a new request to the dependency: one due after an operator forced the key open is refused before
-      // any strategy, as the call itself would be (and as an open breaker refuses it); the attempts running go on.
-      launch(lane, inv.ks.forcedNow() ? Promise.resolve(forcedOpen(inv, lane)) : runPipeline(inv, lane));
+      launch(lane, forced ? Promise.resolve(forcedOpen(inv, lane)) : runPipeline(inv, lane));
       if (launched < h.maxAttempts) timer = e.clock.setTimeout(fire, delay);
     };
 

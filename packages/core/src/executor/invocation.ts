@@ -6,6 +6,7 @@ import type { BreakerOutcome, BreakerPermit, BreakerRecordResult, BreakerTransit
 import type { Clock } from '../time/clock';
 import type { CallContext, Fallback, RunOptions } from '../resilience-types';
 import { AttemptContext } from './attempt-context';
+import { recordDeadlineOrigin } from './deadline-origin';
 import { isPromiseLike, type Engine } from './engine';
 import { runHedged } from './hedge';
 import { Lane } from './lane';
@@ -145,6 +146,8 @@ export class Invocation extends Lane {
     if (ok) return this.#succeed(this.value);
     const error = this.callerCancelled ? this.cancelReason : this.error;
     const e = this.engine;
+    if (isOwnResilienceError(error) && error.code === ErrorCode.DEADLINE_EXCEEDED)
+      recordDeadlineOrigin(error, this.frameDeadline, this.frameClock);
     if (!(this.callerCancelled && this.opts.signal?.aborted)) {
       const fallback = (this.opts.fallback ?? this.pr.policy.fallback?.options.fallback) as
         Fallback<unknown> | undefined;
@@ -386,6 +389,13 @@ function passEnded(ok: boolean, lane: Lane): void {
   }
 }
 
+/** Ballast's own codes: the only codes a `call` event names; any other error is named by its kind. */
+const BALLAST_CODES: ReadonlySet<string> = new Set<string>(Object.values(ErrorCode));
+
+/**
+ * The `code` of a failed call's event (SPEC §5): Ballast's code, else the error's kind — also for a
+ * `ResilienceError` the application threw with a code of its own (an order id would make one metric series each).
+ */
 function codeOf(error: unknown, e: Engine): string {
-  return isOwnResilienceError(error) ? error.code : e.classify(error);
+  return isOwnResilienceError(error) && BALLAST_CODES.has(error.code) ? error.code : e.classify(error);
 }

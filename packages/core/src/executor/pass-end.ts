@@ -1,5 +1,6 @@
 import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { outcomeClass, type OutcomeClass } from '../errors/outcome-class';
+import { endedDeadline } from './deadline-origin';
 import type { Invocation } from './invocation';
 import type { Lane } from './lane';
 import { rejection } from './rejections';
@@ -60,11 +61,17 @@ function classOf(inv: Invocation, lane: Lane, ok: boolean): OutcomeClass {
   if (lane.cancelled) return 'cancelled';
   // Ballast's own rejections are neither health nor failure of the dependency.
   if (lane.rejected) return 'overload';
-  // A nested call that a deadline ended (its `deadline_exceeded`, rethrown by fn) spent a caller's budget, as when
-  // the deadline cuts this call short: not the dependency's health. Under one shared deadline the nested call's
-  // timer may well fire first (it converted the deadline later), so this must not depend on timer order.
+  // A nested call that this call's own deadline ended (its `deadline_exceeded`, rethrown by fn) spent the caller's
+  // budget, as when the deadline cuts this call short: not the dependency's health. Under one shared deadline the
+  // nested call's timer may well fire first (it converted the deadline later), so this must not depend on timer
+  // order. A tighter deadline fn bound around the nested call is a timeout like any other: a failure.
   const error = lane.error;
-  if (isOwnResilienceError(error) && error.code === ErrorCode.DEADLINE_EXCEEDED) return 'cancelled';
+  if (
+    isOwnResilienceError(error) &&
+    error.code === ErrorCode.DEADLINE_EXCEEDED &&
+    endedDeadline(error, inv.frameDeadline, inv.frameClock)
+  )
+    return 'cancelled';
   return outcomeClass(inv.engine.classify(error), false);
 }
 

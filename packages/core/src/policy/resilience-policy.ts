@@ -22,6 +22,15 @@ export interface ResiliencePolicyOptions {
   failOpenOnStoreError?: boolean;
 }
 
+/** The options `new ResiliencePolicy` takes; any other key is a violation. @internal */
+export const POLICY_OPTION_KEYS: readonly string[] = [
+  'name',
+  'strategies',
+  'fallback',
+  'hedge',
+  'failOpenOnStoreError',
+];
+
 /**
  * A named, validated, frozen composition of strategies (SPEC §4). Every violation — a bad name, a foreign object in
  * `strategies`, two strategies of one kind, two bulkheads, breaker with adaptive throttle — is reported together
@@ -48,7 +57,7 @@ export class ResiliencePolicy {
       heading: validName ? `Invalid ResiliencePolicy '${name}'` : 'Invalid ResiliencePolicy',
       ...(validName ? { policy: name } : {}),
     });
-    const o = v.object('', options);
+    const o = v.options(options, POLICY_OPTION_KEYS, 'ResiliencePolicy');
     const strategies = checkPolicyParts(v, {
       name: o['name'],
       strategies: o['strategies'],

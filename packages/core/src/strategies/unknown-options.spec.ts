@@ -1,4 +1,7 @@
 import { policyFromSpec } from '../policy/policy-spec';
+import { ResiliencePolicy } from '../policy/resilience-policy';
+import { Resilience } from '../resilience';
+import { InMemoryRateLimitStore } from '../stores/in-memory-rate-limit-store';
 import { violationsOf } from '../validation/options-validator';
 import { AdaptiveBulkheadStrategy } from './adaptive-bulkhead-strategy';
 import { AdaptiveThrottleStrategy } from './adaptive-throttle-strategy';
@@ -120,6 +123,30 @@ describe('strategy constructors refuse options they do not take', () => {
       'hedge.quantile',
     ]);
     expect(found[0]?.constraint).toMatch(/^a known circuitBreaker option \(/);
+  });
+
+  it('so do ResiliencePolicy and Resilience (and its stores), naming the options they take', () => {
+    expect(violations(() => new ResiliencePolicy({ name: 'p', strategies: [], hedgee: 1 } as never))).toEqual(
+      [
+        {
+          path: 'hedgee',
+          constraint:
+            'a known ResiliencePolicy option (name, strategies, fallback, hedge, failOpenOnStoreError)',
+          value: 1,
+        },
+      ],
+    );
+    expect(
+      () => new Resilience({ polices: [], stores: { rateLimits: new InMemoryRateLimitStore() } } as never),
+    ).toThrow(
+      'Invalid Resilience options: polices must be a known Resilience option (policies, stores, clock, random, ' +
+        'classify, maxKeysPerPolicy, ambientContext), got Array; ' +
+        'stores.rateLimits must be a known store (circuitBreaker, rateLimit, latencyDigest), got InMemoryRateLimitStore',
+    );
+    expect(() => new Resilience({ stores: { toString: 1 } } as never)).toThrow(
+      /stores\.toString must be a known store/,
+    );
+    expect(() => new Resilience({ policies: [], maxKeysPerPolicy: 8, ambientContext: false })).not.toThrow();
   });
 
   it('options the strategy takes, and absent optional ones, are accepted as before', () => {
