@@ -41,7 +41,7 @@ describe('DemoStores', () => {
     });
     afterEach(() => jest.restoreAllMocks());
 
-    it('does not hold up the start, says so in the banner, and warns once per outage', async () => {
+    it('starts on local state, says so in the banner, and warns once per outage', async () => {
       const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
       const stores = new DemoStores(new DemoConfig({ REDIS_URL: `redis://u:secret@127.0.0.1:${port}` }));
       // Every failure ioredis reports, to wait for several retries instead of for a length of time.

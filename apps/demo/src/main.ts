@@ -10,8 +10,8 @@ import { closeOnSignals } from './shutdown';
 
 async function bootstrap(): Promise<void> {
   const fastify = process.env['ADAPTER'] === 'fastify';
-  // An empty PORT (`PORT= npm start`) is unset, not port 0 (which would pick a random port).
-  const port = Number(process.env['PORT'] || 3000);
+  // An empty or blank PORT (`PORT= npm start`) is unset, not port 0 (which would pick a random port).
+  const port = Number(process.env['PORT']?.trim() || 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     return fail(`PORT must be a port number (0–65535), got '${process.env['PORT']}'.`);
   const app = await NestFactory.create(AppModule, fastify ? new FastifyAdapter() : new ExpressAdapter(), {

@@ -297,7 +297,7 @@ function hasMethods(value: unknown, methods: readonly string[]): boolean {
   return methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
 }
 
-/** A store given in the wrong shape fails at construction, not on the first call that reaches it. */
+/** The options `new Resilience` takes; any other key is a violation. */
 const RESILIENCE_OPTION_KEYS: readonly string[] = [
   'policies',
   'stores',
@@ -308,6 +308,7 @@ const RESILIENCE_OPTION_KEYS: readonly string[] = [
   'ambientContext',
 ];
 
+/** A store given in the wrong shape (or under an unknown name) fails at construction, not on the first call. */
 function checkStores(stores: unknown, violations: string[]): void {
   if (stores === undefined) return;
   if (typeof stores !== 'object' || stores === null) {

@@ -86,6 +86,27 @@ describe('hedge and forceOpen', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it('with its hedge budget exhausted, a forced-open call attempts no hedge at all (no refused hedge counted)', async () => {
+    const budgeted = policy('p', [], {
+      hedge: new HedgeStrategy({ delay: 100, maxAttempts: 2, budget: new RetryBudget({ ratio: 0.1 }) }),
+    });
+    const { resilience, clock, events } = setup([budgeted]);
+    const first = attempts();
+    const s1 = settle(resilience.run(first.fn, { policy: 'p' }));
+    await clock.advance(100); // the only token goes to this hedge
+    first.list[1]!.d.resolve('one');
+    await clock.advance(0);
+    expect(s1.value).toBe('one');
+    const second = attempts();
+    const s2 = settle(resilience.run(second.fn, { policy: 'p' }));
+    await resilience.admin.forceOpen('p');
+    await clock.advance(100);
+    second.list[0]!.d.resolve('two');
+    await clock.advance(0);
+    expect(s2.value).toBe('two');
+    expect(events.filter((e) => e.type === 'hedge_attempt' || e.type === 'rejected')).toHaveLength(1); // call 1's hedge
+  });
+
   it('when the primary then fails, the call fails with its error, not with the refused hedge', async () => {
     const { resilience, clock } = setup([hedgedPolicy()]);
     const a = attempts();

@@ -8,9 +8,8 @@ import { breaker, codeOf, hang, policy } from './kit';
 
 /**
  * Deadline and criticality across nested `run()` calls (SPEC §5, §11.3): a call made inside another call's `fn`
- * shares the caller's deadline; that shared deadline ending the nested call is the caller's budget running out,
- * never a dependency failure of the outer call — whichever of the two calls' deadline timers fires first. A tighter
- * deadline fn binds around the nested call is a timeout like any other.
+ * shares the caller's deadline; a deadline that ends the nested call is a caller's budget running out, never a
+ * dependency failure of the outer call — whichever of the two calls' deadline timers fires first, and whoever bound it.
  */
 
 const nested = () =>
@@ -54,37 +53,41 @@ describe('nested calls and the deadline', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
-  it('a tighter deadline fn binds around its nested call is a timeout like any other: the outer breaker counts it', async () => {
-    const { resilience, clock, ofType } = nested();
-    // The outer call has a deadline of its own, far away: what ends the nested call is fn's tighter one.
-    const s = settle(
-      withDeadline(
-        10_000,
-        () =>
+  it('a tighter deadline fn binds around its nested call is a caller budget too: not recorded by the breaker or the throttle', async () => {
+    const { resilience, clock } = nested();
+    for (const p of ['outer', 'throttled-outer']) {
+      for (let i = 0; i < 3; i++) {
+        const s = settle(
           resilience.run(() => withDeadline(50, () => resilience.run(hang, { policy: 'inner' }), clock), {
-            policy: 'outer',
+            policy: p,
           }),
-        clock,
-      ),
-    );
+        );
+        await clock.advance(50);
+        expect(codeOf(s.error)).toBe('deadline_exceeded');
+      }
+    }
+    const snaps = await resilience.admin.inspect();
+    expect(snaps.find((x) => x.policy === 'outer')?.breaker).toEqual({
+      state: 'closed',
+      failureRatio: 0,
+      calls: 0,
+    });
+    // no request was recorded: an accepted-less window would shed
+    expect(snaps.find((x) => x.policy === 'throttled-outer')?.throttleRejectionProbability).toBe(0);
+  });
+
+  it("a coalesced request that another caller's deadline ended is no failure for a caller with time left", async () => {
+    // Single-flight / DataLoader: two callers await one shared request; the first caller's budget ends it.
+    const { resilience, clock, ofType } = nested();
+    let shared: Promise<unknown> | undefined;
+    const load = () => (shared ??= resilience.run(hang, { policy: 'inner' }));
+    const a = settle(withDeadline(50, () => resilience.run(load, { policy: 'outer', route: 'a' }), clock));
+    const b = settle(withDeadline(500, () => resilience.run(load, { policy: 'outer', route: 'b' }), clock));
     await clock.advance(50);
-    expect(codeOf(s.error)).toBe('deadline_exceeded');
-    const [snap] = await resilience.admin.inspect({ policy: 'outer' });
-    expect(snap?.breaker?.state).toBe('open'); // one failure against minThroughput 1
-    expect(ofType('breaker_state').map((e) => [e.policy, e.from, e.to])).toEqual([
-      ['outer', 'closed', 'open'],
-    ]);
-    // Without a deadline of its own, the outer call counts it the same way.
-    const t = settle(
-      resilience.run(() => withDeadline(50, () => resilience.run(hang, { policy: 'inner' }), clock), {
-        policy: 'throttled-outer',
-      }),
-    );
-    await clock.advance(50);
-    expect(codeOf(t.error)).toBe('deadline_exceeded');
-    const throttle = (await resilience.admin.inspect({ policy: 'throttled-outer' }))[0];
-    // one request, no accept: the window now sheds with probability (1 − 0) / (1 + 1)
-    expect(throttle?.throttleRejectionProbability).toBe(0.5);
+    expect([codeOf(a.error), codeOf(b.error)]).toEqual(['deadline_exceeded', 'deadline_exceeded']);
+    for (const snap of await resilience.admin.inspect({ policy: 'outer' }))
+      expect(snap.breaker).toEqual({ state: 'closed', failureRatio: 0, calls: 0 });
+    expect(ofType('breaker_state')).toEqual([]);
     expect(clock.pendingTimers()).toBe(0);
   });
 

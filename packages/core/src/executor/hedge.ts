@@ -111,11 +111,11 @@ export function runHedged(inv: Invocation): Promise<boolean> {
       timer = undefined;
       if (finished || inv.callerCancelled) return;
       // A hedge is a new request to the dependency: one due after an operator forced the key open is refused before
-      // any strategy, as the call itself would be (and as an open breaker refuses it), spending no budget token;
-      // the attempts running go on.
+      // any strategy, as the call itself would be (and as an open breaker refuses it), spending no budget token
+      // (an exhausted budget still means no hedge at all); the attempts running go on.
       const forced = inv.ks.forcedNow();
       const budget = inv.ks.hedgeBudget;
-      if (!forced && budget !== undefined && !budget.tryWithdraw()) return;
+      if (budget !== undefined && !(forced ? budget.canWithdraw : budget.tryWithdraw())) return;
       const lane = new Lane();
       lanes.push(lane);
       launched++;

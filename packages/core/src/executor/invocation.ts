@@ -6,7 +6,6 @@ import type { BreakerOutcome, BreakerPermit, BreakerRecordResult, BreakerTransit
 import type { Clock } from '../time/clock';
 import type { CallContext, Fallback, RunOptions } from '../resilience-types';
 import { AttemptContext } from './attempt-context';
-import { recordDeadlineOrigin } from './deadline-origin';
 import { isPromiseLike, type Engine } from './engine';
 import { runHedged } from './hedge';
 import { Lane } from './lane';
@@ -146,8 +145,6 @@ export class Invocation extends Lane {
     if (ok) return this.#succeed(this.value);
     const error = this.callerCancelled ? this.cancelReason : this.error;
     const e = this.engine;
-    if (isOwnResilienceError(error) && error.code === ErrorCode.DEADLINE_EXCEEDED)
-      recordDeadlineOrigin(error, this.frameDeadline, this.frameClock);
     if (!(this.callerCancelled && this.opts.signal?.aborted)) {
       const fallback = (this.opts.fallback ?? this.pr.policy.fallback?.options.fallback) as
         Fallback<unknown> | undefined;

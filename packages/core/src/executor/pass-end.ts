@@ -1,6 +1,5 @@
 import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { outcomeClass, type OutcomeClass } from '../errors/outcome-class';
-import { endedDeadline } from './deadline-origin';
 import type { Invocation } from './invocation';
 import type { Lane } from './lane';
 import { rejection } from './rejections';
@@ -61,17 +60,13 @@ function classOf(inv: Invocation, lane: Lane, ok: boolean): OutcomeClass {
   if (lane.cancelled) return 'cancelled';
   // Ballast's own rejections are neither health nor failure of the dependency.
   if (lane.rejected) return 'overload';
-  // A nested call that this call's own deadline ended (its `deadline_exceeded`, rethrown by fn) spent the caller's
-  // budget, as when the deadline cuts this call short: not the dependency's health. Under one shared deadline the
-  // nested call's timer may well fire first (it converted the deadline later), so this must not depend on timer
-  // order. A tighter deadline fn bound around the nested call is a timeout like any other: a failure.
+  // A nested call that a deadline ended (its `deadline_exceeded`, rethrown by fn) spent a caller's budget, as when
+  // the deadline cuts this call short: not the dependency's health. Which budget — this call's own (the nested
+  // call's timer may well fire first: it converted the shared deadline later), a tighter one fn bound around it,
+  // or another caller's, whose call fn joined (a coalesced request) — is not the breaker's question: a budget is
+  // never a health signal. An attempt timeout, the policy's own bound, is one.
   const error = lane.error;
-  if (
-    isOwnResilienceError(error) &&
-    error.code === ErrorCode.DEADLINE_EXCEEDED &&
-    endedDeadline(error, inv.frameDeadline, inv.frameClock)
-  )
-    return 'cancelled';
+  if (isOwnResilienceError(error) && error.code === ErrorCode.DEADLINE_EXCEEDED) return 'cancelled';
   return outcomeClass(inv.engine.classify(error), false);
 }
 

@@ -31,6 +31,16 @@ export const POLICY_OPTION_KEYS: readonly string[] = [
   'failOpenOnStoreError',
 ];
 
+/** The fields a policy sets from its strategies, which a spread policy (`{ ...policy }`) carries along. */
+const DERIVED_KEYS: readonly string[] = [
+  'rateLimit',
+  'bulkhead',
+  'circuitBreaker',
+  'adaptiveThrottle',
+  'retry',
+  'timeout',
+];
+
 /**
  * A named, validated, frozen composition of strategies (SPEC §4). Every violation — a bad name, a foreign object in
  * `strategies`, two strategies of one kind, two bulkheads, breaker with adaptive throttle — is reported together
@@ -57,7 +67,7 @@ export class ResiliencePolicy {
       heading: validName ? `Invalid ResiliencePolicy '${name}'` : 'Invalid ResiliencePolicy',
       ...(validName ? { policy: name } : {}),
     });
-    const o = v.options(options, POLICY_OPTION_KEYS, 'ResiliencePolicy');
+    const o = v.options(options, POLICY_OPTION_KEYS, 'ResiliencePolicy', DERIVED_KEYS);
     const strategies = checkPolicyParts(v, {
       name: o['name'],
       strategies: o['strategies'],
@@ -65,6 +75,13 @@ export class ResiliencePolicy {
       hedge: o['hedge'],
       failOpenOnStoreError: o['failOpenOnStoreError'],
     });
+    // `{ ...policy, name: 'copy' }` carries the fields a policy sets from its strategies: accepted when they are
+    // among the strategies (or absent), refused otherwise (they would do nothing).
+    for (const key of DERIVED_KEYS) {
+      const value = o[key];
+      if (value !== undefined && !(Array.isArray(strategies) && strategies.includes(value as never)))
+        v.fail(key, 'absent, or one of `strategies` (set from them; list the strategy there)', value);
+    }
     v.throwIfInvalid();
     this.name = name as string;
     this.strategies = Object.freeze(strategies);

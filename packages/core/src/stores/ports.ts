@@ -74,8 +74,8 @@ export interface BreakerTransition {
   /**
    * On a transition to `open` only: the outcomes that opened it, as `failures / calls` and `calls`. Closed → open:
    * the rolling window at the moment it tripped. Half-open → open: the probes of that half-open period that had
-   * reported, the failing one included (`calls` = successes + 1, so `failureRatio` = 1 / calls). Both built-in
-   * stores set them; optional because a third-party store may not know them.
+   * reported, the failing one included (`calls` = successes + 1, so `failureRatio` = 1 / calls). Required on
+   * every transition to `open` (the store conformance suite checks them); absent on the others.
    */
   readonly failureRatio?: number;
   readonly calls?: number;
@@ -123,8 +123,7 @@ export interface BreakerSnapshot {
   /**
    * `failures / calls` (0 when no calls). Closed: over the rolling window at `now`. Open and half-open: of the
    * outcomes that last opened the breaker, frozen at that moment (the same numbers as the `failureRatio` and `calls`
-   * of that transition), so an open breaker shows why it opened instead of an empty window. A store that does not
-   * keep them answers 0.
+   * of that transition), so an open breaker shows why it opened instead of an empty window.
    */
   readonly failureRatio: number;
   /** Calls counted in `failureRatio` (see there). */
@@ -133,8 +132,8 @@ export interface BreakerSnapshot {
   /**
    * Open only: ms from `now` (on the store's clock, which may be the Redis server's) until the break ends and the
    * next call may probe — the `retryAfter` a call rejected at that moment gets; always > 0 (an open breaker whose
-   * break is over reads `half_open`). Absent in other states, and optional because a third-party store may not
-   * report it.
+   * break is over reads `half_open`). Required when open (the store conformance suite checks it); absent in the
+   * other states.
    */
   readonly retryAfter?: number;
 }

@@ -53,13 +53,13 @@ describe('BulkheadStrategy', () => {
           new BulkheadStrategy({
             maxConcurrency: 1,
             queueTarget: 5,
-            queueAdaptiveLifo: false,
+            queueAdaptiveLifo: true,
             prioritized: true,
           }),
       ),
     ).toEqual([
       { path: 'queueTarget', constraint: 'set only with maxQueue ≥ 1', value: 5 },
-      { path: 'queueAdaptiveLifo', constraint: 'set only with maxQueue ≥ 1', value: false },
+      { path: 'queueAdaptiveLifo', constraint: 'set only with maxQueue ≥ 1', value: true },
       { path: 'prioritized', constraint: 'set only with maxQueue ≥ 1', value: true },
     ]);
   });

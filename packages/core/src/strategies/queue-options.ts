@@ -26,8 +26,18 @@ export function resolveQueueOptions(
   const queueAdaptiveLifo = v.boolean('queueAdaptiveLifo', o['queueAdaptiveLifo'], false);
   const prioritized = v.boolean('prioritized', o['prioritized'], false);
   if (maxQueue === 0) {
+    // A value equal to the default changes nothing and is accepted: a strategy's resolved `options` spread into
+    // a new one (`{ ...s.options, maxConcurrency: 8 }`) carries every default.
+    const resolved = { queueTarget, queueInterval, queueAdaptiveLifo, prioritized };
+    const defaults = {
+      queueTarget: undefined,
+      queueInterval: DEFAULT_QUEUE_INTERVAL,
+      queueAdaptiveLifo: false,
+      prioritized: false,
+    };
     for (const name of QUEUE_OPTION_NAMES)
-      if (o[name] !== undefined) v.fail(name, 'set only with maxQueue ≥ 1', o[name]);
+      if (o[name] !== undefined && resolved[name] !== defaults[name])
+        v.fail(name, 'set only with maxQueue ≥ 1', o[name]);
   }
   if (queueTarget !== undefined && queueTarget >= queueInterval)
     v.fail('queueTarget', `< queueInterval (${queueInterval} ms)`, o['queueTarget']);

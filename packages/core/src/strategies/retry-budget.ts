@@ -59,6 +59,11 @@ export class RetryBudgetState {
     this.#balance = next < this.#cap ? next : this.#cap;
   }
 
+  /** Whether {@link tryWithdraw} would succeed now (nothing spent). */
+  get canWithdraw(): boolean {
+    return this.#balance >= 1 - EPSILON;
+  }
+
   /** Spends one token for a retry or a hedge; `false` (nothing spent) when the budget is exhausted. */
   tryWithdraw(): boolean {
     if (this.#balance < 1 - EPSILON) return false;

@@ -149,6 +149,47 @@ describe('strategy constructors refuse options they do not take', () => {
     expect(() => new Resilience({ policies: [], maxKeysPerPolicy: 8, ambientContext: false })).not.toThrow();
   });
 
+  it("a strategy's resolved options spread into a new one are accepted (a copy with one option changed)", () => {
+    const strategies = [
+      new RateLimitStrategy({ permits: 1, per: '1s' }),
+      new BulkheadStrategy({ maxConcurrency: 2 }),
+      new BulkheadStrategy({ maxConcurrency: 2, maxQueue: 2, queueTarget: 5 }),
+      new AdaptiveBulkheadStrategy({ latencyThreshold: 10, maxConcurrency: 4 }),
+      new GradientBulkheadStrategy({ maxConcurrency: 4 }),
+      new CircuitBreakerStrategy(breaker),
+      new AdaptiveThrottleStrategy({}),
+      new RetryStrategy({ maxAttempts: 2 }),
+      new TimeoutStrategy({ timeout: 10 }),
+      new HedgeStrategy({ delay: 10, maxAttempts: 2 }),
+      new FallbackStrategy({ fallback: () => 1 }),
+      new BackoffStrategy({ base: 1, max: 10 }),
+      new RetryBudget({ ratio: 0.1 }),
+    ];
+    for (const s of strategies) {
+      const Strategy = s.constructor as new (options: unknown) => { options: unknown };
+      expect(new Strategy({ ...s.options }).options).toEqual(s.options);
+    }
+  });
+
+  it('a policy spread into a new one is accepted: its own fields set from its strategies are ignored', () => {
+    const base = new ResiliencePolicy({ name: 'base', strategies: [new CircuitBreakerStrategy(breaker)] });
+    const copy = new ResiliencePolicy({ ...base, name: 'copy' });
+    expect([copy.name, copy.circuitBreaker]).toEqual(['copy', base.circuitBreaker]);
+    // Such a field naming a strategy the policy does not list is refused, not silently ignored.
+    expect(
+      violations(
+        () =>
+          new ResiliencePolicy({
+            name: 'p',
+            strategies: [],
+            circuitBreaker: new CircuitBreakerStrategy(breaker),
+          } as never),
+      ).map((v) => [v.path, v.constraint]),
+    ).toEqual([
+      ['circuitBreaker', 'absent, or one of `strategies` (set from them; list the strategy there)'],
+    ]);
+  });
+
   it('options the strategy takes, and absent optional ones, are accepted as before', () => {
     expect(violations(() => new CircuitBreakerStrategy({ ...breaker, halfOpenMaxCalls: 2 }))).toEqual([]);
     expect(

@@ -185,12 +185,19 @@ export class OptionsValidator {
   /**
    * A strategy's options object: like {@link object}, and every own key that is not one of `known` is a violation
    * (`<key> must be a known <label> option (…)`). A misspelled option (`halfOpenMaxcalls`) would otherwise be
-   * silently ignored and its default used — in code as in a JSON spec, whose wording this is.
+   * silently ignored and its default used — in code as in a JSON spec, whose wording this is. Keys in
+   * `checkedElsewhere` are the caller's to check (a policy's own fields, carried by `{ ...policy }`).
    */
-  options(value: unknown, known: readonly string[], label: string): Readonly<Record<string, unknown>> {
+  options(
+    value: unknown,
+    known: readonly string[],
+    label: string,
+    checkedElsewhere: readonly string[] = [],
+  ): Readonly<Record<string, unknown>> {
     const o = this.object('', value);
     for (const key of Object.keys(o))
-      if (!known.includes(key)) this.fail(key, `a known ${label} option (${known.join(', ')})`, o[key]);
+      if (!known.includes(key) && !checkedElsewhere.includes(key))
+        this.fail(key, `a known ${label} option (${known.join(', ')})`, o[key]);
     return o;
   }
 
