@@ -34,6 +34,19 @@ export function flushMicrotasks(): Promise<void> {
 
 const MAX_RUN_ALL_TIMERS = 100_000;
 
+/** Runs a timer's callback in its scope; returns the first failure so far (this one's if it is the first). */
+function fire(
+  timer: TimerEntry,
+  failure: { readonly error: unknown } | undefined,
+): { readonly error: unknown } | undefined {
+  try {
+    timer.scope.runInAsyncScope(timer.cb);
+  } catch (error) {
+    return failure ?? { error };
+  }
+  return failure;
+}
+
 export class FakeClock {
   #now: number;
   #seq = 0;
@@ -89,45 +102,52 @@ export class FakeClock {
 
   /**
    * Moves time forward by `ms`, firing every timer due on the way in time order. Promise continuations run
-   * before the first timer, between timers and after the last, so awaited code observes each step.
+   * before the first timer, between timers and after the last, so awaited code observes each step. A timer that
+   * throws does not stop the clock (as with @sinonjs/fake-timers): the others still fire, time still reaches the
+   * target, and then the advance rejects with the first error thrown.
    */
   async advance(ms: number): Promise<void> {
     if (!Number.isFinite(ms) || ms < 0)
       throw new RangeError(`FakeClock.advance: ms must be a finite number ≥ 0, got ${ms}`);
     const target = this.#now + ms;
+    let failure: { readonly error: unknown } | undefined;
     await flushMicrotasks();
     for (;;) {
       const next = this.#timers[0];
       if (next === undefined || next.at > target) break;
       this.#timers.shift();
       this.#now = next.at;
-      next.scope.runInAsyncScope(next.cb);
+      failure = fire(next, failure);
       await flushMicrotasks();
     }
     // Never backwards: an advance started inside a timer (or alongside another) may end after a longer one did.
     if (target > this.#now) this.#now = target;
     await flushMicrotasks();
+    if (failure !== undefined) throw failure.error;
   }
 
   /**
    * Fires timers (including ones scheduled by timers) until none is left but those never due (an infinite delay),
-   * which stay pending.
+   * which stay pending. A timer that throws does not stop the run; it rejects with the first error at the end.
+   * Refusing a self-rescheduling timer leaves it pending (it is not dropped unfired).
    */
   async runAll(): Promise<void> {
+    let failure: { readonly error: unknown } | undefined;
     await flushMicrotasks();
     for (let fired = 0; ; fired++) {
-      const first = this.#timers[0];
-      if (first === undefined || first.at === Infinity) return;
-      const next = this.#timers.shift()!;
+      const next = this.#timers[0];
+      if (next === undefined || next.at === Infinity) break;
       if (fired >= MAX_RUN_ALL_TIMERS) {
         throw new Error(
           `FakeClock.runAll: more than ${MAX_RUN_ALL_TIMERS} timers fired; a timer keeps rescheduling itself`,
         );
       }
+      this.#timers.shift();
       this.#now = Math.max(this.#now, next.at);
-      next.scope.runInAsyncScope(next.cb);
+      failure = fire(next, failure);
       await flushMicrotasks();
     }
+    if (failure !== undefined) throw failure.error;
   }
 
   /** Resolves after `ms` of this clock's time; rejects with `signal.reason` if the signal aborts first. */

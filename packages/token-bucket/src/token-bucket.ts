@@ -45,6 +45,13 @@ function tolerance(t: number, msPerToken: number, n: number): number {
  * implicit, exact for whole-millisecond clocks whose `per/permits` is exact, and free of accumulated rounding; a
  * take only moves `fullAt` forward by `n·per/permits`.
  *
+ * Why `fullAt` carries a low part (`fullAt + fullAtLow`, an unevaluated double-double sum): `fullAt` has the clock's
+ * magnitude, and at epoch milliseconds (ulp 2⁻¹², ~0.24 µs) adding one token's period rounded every take to whole
+ * ulps of the clock — at a million tokens per second 2.4 % more than the rate was admitted, at ten million every
+ * take was (the period vanished in the rounding). The low part keeps each take's exact rounding error, so the rate
+ * holds at any clock value, while `fullAt` itself stays on the clock's own grid: a caller who waits `msUntil` lands
+ * on it, off by less than an ulp of the clock (inside the tolerance) and never by an error that accumulates.
+ *
  * Time is an argument. A `now` earlier than one already seen is treated as that later time, so the bucket never
  * gains tokens from a clock that steps back. `tryTake` allocates nothing.
  * @public
@@ -53,8 +60,10 @@ export class TokenBucket {
   readonly options: ResolvedTokenBucketOptions;
   /** Milliseconds that refill one token. */
   private readonly msPerToken: number;
-  /** When the bucket is (or was) full again; −∞ = full from the start. */
+  /** When the bucket is (or was) full again, to the clock's precision; −∞ = full from the start. */
   private fullAt = -Infinity;
+  /** The rest of that instant below `fullAt`'s precision (|fullAtLow| ≤ half an ulp of `fullAt`). */
+  private fullAtLow = 0;
   /** Latest `now` seen, so time never runs backwards. */
   private latest = -Infinity;
 
@@ -65,6 +74,13 @@ export class TokenBucket {
       .check(isFinitePositive(permits), 'permits', 'a finite number > 0', permits)
       .check(isFinitePositive(per), 'per', 'a finite number of ms > 0', per)
       .check(isFinitePositive(burst) && burst >= 1, 'burst', 'a finite number ≥ 1', burst)
+      // A token period that overflows (a rate under ~1e-308 per ms) made a take of 0 store NaN and refill the bucket.
+      .check(
+        !(isFinitePositive(permits) && isFinitePositive(per)) || per / permits < Infinity,
+        'per / permits',
+        'a finite number of ms per token',
+        per / permits,
+      )
       .throwIfAny();
     this.options = Object.freeze({ permits, per, burst });
     this.msPerToken = per / permits;
@@ -84,7 +100,16 @@ export class TokenBucket {
     const t = this.advance(now, 'tryTake');
     // More than the bucket can ever hold is never granted, however the rounding allowance falls (msUntil: ∞).
     if (n > this.options.burst || this.available(t) + tolerance(t, this.msPerToken, n) < n) return false;
-    this.fullAt = (this.fullAt > t ? this.fullAt : t) + n * this.msPerToken;
+    // fullAt = max(fullAt, t) + n·per/permits, in double-double: TwoSum keeps the addition's exact rounding error.
+    const owing = this.fullAt - t + this.fullAtLow > 0;
+    const high = owing ? this.fullAt : t;
+    const add = n * this.msPerToken;
+    const sum = high + add;
+    const virtual = sum - high;
+    const low = (owing ? this.fullAtLow : 0) + (high - (sum - virtual) + (add - virtual));
+    const total = sum + low;
+    this.fullAt = total;
+    this.fullAtLow = total - total === 0 ? low - (total - sum) : 0;
     return true;
   }
 
@@ -95,10 +120,14 @@ export class TokenBucket {
   msUntil(now: number, n = 1): number {
     if (!(n >= 0)) throw new RangeError(`TokenBucket.msUntil: n must be ≥ 0, got ${n}`);
     const t = this.advance(now, 'msUntil');
-    if (n > this.options.burst) return Infinity;
-    const missing = n - this.available(t);
-    if (missing <= tolerance(t, this.msPerToken, n)) return 0;
-    return missing * this.msPerToken;
+    const { burst } = this.options;
+    if (n > burst) return Infinity;
+    // Unclamped: a take admitted within the tolerance leaves the bucket owing a little more than it held, and the
+    // wait includes that (tokens(now) shows 0). Clamped, a caller honouring every wait fell further behind the
+    // bucket on each take until a take was refused.
+    const waitMs = this.fullAt - t + this.fullAtLow - (burst - n) * this.msPerToken;
+    if (!(waitMs > tolerance(t, this.msPerToken, n) * this.msPerToken)) return 0;
+    return waitMs;
   }
 
   /**
@@ -114,7 +143,7 @@ export class TokenBucket {
   }
 
   private available(t: number): number {
-    const debtMs = this.fullAt - t;
+    const debtMs = this.fullAt - t + this.fullAtLow;
     if (!(debtMs > 0)) return this.options.burst;
     const tokens = this.options.burst - debtMs / this.msPerToken;
     return tokens > 0 ? tokens : 0;
