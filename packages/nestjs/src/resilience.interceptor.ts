@@ -8,7 +8,7 @@ import {
 import { SSE_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import { Resilience, type CallContext } from '@ballast/core';
-import { Observable, from, isObservable, type Subscription } from 'rxjs';
+import { Observable, from, isObservable, type Subscriber, type Subscription } from 'rxjs';
 import { clientDisconnectSignal, requestHeader } from './client-disconnect';
 import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality-level';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
@@ -53,18 +53,42 @@ type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
  * the policy, the others (and their re-subscriptions on every retry or hedge) pass straight through while it runs.
  * The claim ends with the call, before its outcome reaches the subscriber: an interceptor of the user's that
  * retries by re-subscribing (nest #11923) calls the first entry again with the same context, and that must be a
- * new call under the policy, not the handler run bare.
+ * new call under the policy, not the handler run bare. The mark counts the calls (and streams) still running on
+ * the context, not only the latest: a user's interceptor that subscribes `next.handle()` twice at once (`merge`)
+ * runs two calls, and the first must stay claimed when the second ends first, or its next attempt would reach the
+ * entries listed after this one unclaimed and run the policy nested in itself.
  * A property on the context, not a WeakSet: a weak collection that gains an entry per request makes every
  * garbage collection walk its table, which cost ≈ 3 µs per request (a CPU profile shows it as GC time).
  */
 const CLAIMED = Symbol('ballast.claimed');
 
-/** Held by the entry running the request's policy (an {@link ObservableCall}, or a stream's or scope's claim). */
-interface Claim {
-  readonly done: boolean;
-}
+/** The number of calls and streams entries are running on the context that have not ended. */
+type Claimable = ExecutionContext & { [CLAIMED]?: number };
 
-type Claimable = ExecutionContext & { [CLAIMED]?: Claim };
+/** An {@link ObservableCall} that holds a claim on its context until it ends or its consumer leaves. */
+class ClaimingCall extends ObservableCall {
+  #claimed = true;
+
+  constructor(
+    subscriber: Subscriber<unknown>,
+    private readonly context: Claimable,
+  ) {
+    super(subscriber);
+    context[CLAIMED] = (context[CLAIMED] ?? 0) + 1;
+  }
+
+  /** Ends the claim (once): before the subscriber hears the end, or when it unsubscribes first. */
+  release(): void {
+    if (!this.#claimed) return;
+    this.#claimed = false;
+    this.context[CLAIMED]!--;
+  }
+
+  override settled(ok: boolean, result: unknown): void {
+    this.release();
+    super.settled(ok, result);
+  }
+}
 
 /**
  * Runs `@Resilient` / `@Hedged` handlers inside `resilience.run`, for every execution context (HTTP, RPC, WS).
@@ -105,8 +129,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     // An undecorated handler with no headers to read passes straight through (the common case, on every route).
     if (plan.binding === undefined && plan.criticality === undefined && !this.#readsHeaders)
       return next.handle();
-    const claim = (context as Claimable)[CLAIMED];
-    if (claim !== undefined && !claim.done) return next.handle();
+    if (((context as Claimable)[CLAIMED] ?? 0) > 0) return next.handle();
     const http = context.getType() === 'http';
     // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
     const request: unknown = http ? context.getArgByIndex(0) : undefined;
@@ -158,17 +181,17 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
         hedge: binding.hedge,
         signal: disconnect ?? own!.signal,
       };
-      const call = new ObservableCall(subscriber);
-      context[CLAIMED] = call; // before the first attempt reaches the entries listed after this one
+      // Claims the context before the first attempt reaches the entries listed after this one.
+      const call = new ClaimingCall(subscriber, context);
       const start = () => startObservable(this.resilience, () => next.handle(), options, true, call);
       if (budget === undefined && criticality === undefined) start();
       else inScope(budget, criticality, this.resilience.clock, start);
-      // The consumer went away first (an RPC caller cancelled, a gateway disconnected): stop the work too.
-      if (own !== undefined)
-        return () => {
-          if (!call.done) own.abort();
-        };
-      return undefined;
+      return () => {
+        // The consumer went away (or heard the end): a re-subscription from now on is a new call.
+        call.release();
+        // The consumer went away first (an RPC caller cancelled, a gateway disconnected): stop the work too.
+        if (own !== undefined && !call.done) own.abort();
+      };
     });
   }
 
@@ -287,21 +310,26 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
  */
 function claimWhile<T>(context: Claimable, source: Observable<T>): Observable<T> {
   return new Observable<T>((subscriber) => {
-    const claim = { done: false };
-    context[CLAIMED] = claim;
+    let claimed = true;
+    context[CLAIMED] = (context[CLAIMED] ?? 0) + 1;
+    const release = (): void => {
+      if (!claimed) return;
+      claimed = false;
+      context[CLAIMED]!--;
+    };
     const subscription = source.subscribe({
       next: (value) => subscriber.next(value),
       error: (error: unknown) => {
-        claim.done = true;
+        release();
         subscriber.error(error);
       },
       complete: () => {
-        claim.done = true;
+        release();
         subscriber.complete();
       },
     });
     return () => {
-      claim.done = true;
+      release();
       subscription.unsubscribe();
     };
   });
