@@ -102,6 +102,16 @@ if (RUN_REDIS_TESTS) {
       };
     }
 
+    it('a full-again instant past the largest double: both stay empty for good (TwoSum must not give NaN)', async () => {
+      const both = pair('overflow');
+      const k = key();
+      const p = { permits: 1, per: 1e308, burst: 2 };
+      const admitted: boolean[] = [];
+      for (let i = 0; i < 6; i++) admitted.push((await both.take(k, p, 0, 1)).ok);
+      expect(admitted).toEqual([true, true, false, false, false, false]);
+      expect(await both.tokens(k, p, 0)).toBe(0);
+    });
+
     it('gives the same answers on seeded random sequences (retunes, resets, clock steps back, epoch ms)', async () => {
       let takes = 0;
       let denied = 0;

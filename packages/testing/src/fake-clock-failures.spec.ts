@@ -53,6 +53,18 @@ describe('FakeClock — throws do not corrupt the clock', () => {
     expect(c.pendingTimers()).toBe(1);
   }, 60_000);
 
+  it('runAll refusing a runaway timer after another timer threw rejects with that first error', async () => {
+    const c = new FakeClock();
+    const first = new Error('first');
+    c.setTimeout(() => {
+      throw first;
+    }, 1);
+    const loop = (): void => void c.setTimeout(loop, 1);
+    c.setTimeout(loop, 1);
+    await expect(c.runAll()).rejects.toBe(first);
+    expect(c.pendingTimers()).toBe(1); // the runaway timer, refused, still pending
+  }, 60_000);
+
   it('fires a timer scheduled by a timer at the same instant after its peers, and honours a sibling cleared there', async () => {
     const c = new FakeClock();
     const seen: string[] = [];

@@ -138,6 +138,7 @@ export class FakeClock {
       const next = this.#timers[0];
       if (next === undefined || next.at === Infinity) break;
       if (fired >= MAX_RUN_ALL_TIMERS) {
+        if (failure !== undefined) throw failure.error; // the first error thrown, as promised
         throw new Error(
           `FakeClock.runAll: more than ${MAX_RUN_ALL_TIMERS} timers fired; a timer keeps rescheduling itself`,
         );

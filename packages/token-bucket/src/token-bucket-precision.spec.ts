@@ -75,6 +75,14 @@ describe('TokenBucket — a token period that overflows', () => {
       'TokenBucket: per / permits must be a finite number of ms per token, got Infinity',
     );
   });
+
+  it('regression (review): a full-again instant past the largest double leaves the bucket empty, not refilled', () => {
+    const bucket = new TokenBucket({ permits: 1, per: 1e308, burst: 2 });
+    const admitted = Array.from({ length: 6 }, () => bucket.tryTake(0));
+    expect(admitted).toEqual([true, true, false, false, false, false]);
+    expect(bucket.tokens(0)).toBe(0);
+    expect(bucket.msUntil(0)).toBe(Infinity);
+  });
 });
 
 describe('TokenBucket — a caller honouring every msUntil', () => {

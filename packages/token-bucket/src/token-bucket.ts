@@ -105,6 +105,13 @@ export class TokenBucket {
     const high = owing ? this.fullAt : t;
     const add = n * this.msPerToken;
     const sum = high + add;
+    // Past the largest double the bucket is empty for good (as a one-number fullAt was): TwoSum would give NaN,
+    // which reads as a full bucket.
+    if (!(sum < Infinity)) {
+      this.fullAt = Infinity;
+      this.fullAtLow = 0;
+      return true;
+    }
     const virtual = sum - high;
     const low = (owing ? this.fullAtLow : 0) + (high - (sum - virtual) + (add - virtual));
     const total = sum + low;

@@ -46,6 +46,11 @@ local function advanceFull(n)
   if owing then high, low0 = fa, fl end
   local add = n * mpt
   local sum = high + add
+  -- past the largest double the bucket is empty for good: TwoSum would give NaN, which reads as a full bucket
+  if not (sum < math.huge) then
+    fa, fl = math.huge, 0
+    return
+  end
   local virtual = sum - high
   local low = low0 + ((high - (sum - virtual)) + (add - virtual))
   local total = sum + low
