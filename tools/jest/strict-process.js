@@ -1,3 +1,11 @@
+// Property tests are deterministic (the guide: no test may pass or fail by luck): fast-check runs from one fixed
+// seed unless a test gives its own. FC_SEED=<n> explores other inputs locally; a failure prints its seed and path.
+try {
+  require('fast-check').configureGlobal({ seed: Number(process.env.FC_SEED ?? 20261204) });
+} catch (error) {
+  if (error && error.code !== 'MODULE_NOT_FOUND') throw error;
+}
+
 // Fails the suite on any unhandled rejection or process warning (peers.md §5 item 25):
 // a resilience library must never leave a promise unhandled or a listener piling up.
 const problems = [];
