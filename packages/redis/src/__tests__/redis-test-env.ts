@@ -1,33 +1,21 @@
-import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { REDIS_URL, uniqueName } from '../../../../tools/jest/redis-env';
 
-/** Where the tests' Redis listens (REDIS_URL, else the project machines' local Redis). */
-export const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-/** In CI the Redis tests are required: an unreachable Redis fails them instead of leaving them out. */
-export const REDIS_REQUIRED = process.env['CI'] === 'true';
+export {
+  REDIS_REACHABLE,
+  REDIS_REQUIRED,
+  REDIS_URL,
+  RUN_REDIS_TESTS,
+  cleanUp,
+  deleteKeys,
+  reportRedisUnreachable,
+  requireRedis,
+  scanKeys,
+} from '../../../../tools/jest/redis-env';
 
-/**
- * Whether Redis answers PING, decided synchronously at load (Jest collects tests synchronously) by a tiny child
- * process, so a developer without Redis still gets a green run of everything else.
- */
-export const REDIS_REACHABLE: boolean = (() => {
-  const probe = `
-    const { Redis } = require('ioredis');
-    const r = new Redis(process.argv[1], { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0,
-      retryStrategy: () => null });
-    r.on('error', () => {});
-    r.connect().then(() => r.ping()).then(() => { r.disconnect(); process.exit(0); }, () => process.exit(1));`;
-  const result = spawnSync(process.execPath, ['-e', probe, REDIS_URL], { timeout: 5000, cwd: __dirname });
-  return result.status === 0;
-})();
-
-/** Run the Redis suites when Redis answers, or always in CI (where a missing Redis must fail them). */
-export const RUN_REDIS_TESTS = REDIS_REACHABLE || REDIS_REQUIRED;
-
-/** A prefix no other run (or concurrent test file) uses; its keys are deleted by {@link deleteKeys}. */
+/** A prefix no other run (or concurrent test file) uses; its keys are deleted by `deleteKeys`. */
 export function uniquePrefix(label: string): string {
-  return `ballast-test-${label}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  return uniqueName('test', label);
 }
 
 export function newClient(
@@ -37,66 +25,4 @@ export function newClient(
   const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 2000, ...options });
   client.on('error', () => {}); // failures surface through the stores' typed errors
   return client;
-}
-
-/** Fails fast with a clear message when Redis does not answer (in CI, where the Redis tests are required). */
-export async function requireRedis(client: Redis): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      client.ping(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error('no reply within 3 s')), 3000);
-      }),
-    ]);
-  } catch (e) {
-    throw new Error(`Redis at ${REDIS_URL} is required (CI=true) but unreachable: ${(e as Error).message}`, {
-      cause: e,
-    });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Keys matching a glob, by SCAN (never KEYS, so a shared Redis is not blocked). */
-export async function scanKeys(client: Redis, pattern: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    found.push(...keys);
-  } while (cursor !== '0');
-  return found;
-}
-
-/** Deletes every key under `prefix`. */
-export async function deleteKeys(client: Redis, prefix: string): Promise<number> {
-  const keys = await scanKeys(client, `${prefix}:*`);
-  return keys.length === 0 ? 0 : client.del(...keys);
-}
-
-/**
- * Deletes the run's keys (bounded, so an unreachable Redis cannot hang the run) and always disconnects the clients:
- * a client left reconnecting would keep Jest from exiting.
- */
-export async function cleanUp(prefix: string, clients: ReadonlyArray<Redis | undefined>): Promise<void> {
-  const [first] = clients;
-  try {
-    if (first !== undefined) {
-      await Promise.race([
-        deleteKeys(first, prefix).catch(() => 0),
-        new Promise((resolve) => setTimeout(resolve, 5000).unref()),
-      ]);
-    }
-  } finally {
-    for (const c of clients) c?.disconnect();
-  }
-}
-
-/** Registers the one test shown when Redis is unreachable outside CI, so the file still reports why. */
-export function reportRedisUnreachable(): void {
-  it(`needs Redis at ${REDIS_URL} (unreachable; CI=true makes this a failure)`, () => {
-    expect(REDIS_REACHABLE || REDIS_REQUIRED).toBe(false);
-  });
 }
