@@ -5,18 +5,16 @@ import {
   Injectable,
   Scope,
   UseInterceptors,
-  type CallHandler,
-  type ExecutionContext,
   type INestApplication,
   type INestMicroservice,
-  type NestInterceptor,
 } from '@nestjs/common';
 import { ClientProxyFactory, MessagePattern, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { ResiliencePolicy, RetryStrategy, currentSignal } from '@ballast/core';
-import { lastValueFrom, retry, type Observable } from 'rxjs';
+import { lastValueFrom } from 'rxjs';
 import request from 'supertest';
 import { ADAPTERS, bootApp, freePort } from './__tests__/harness';
+import { RetryOnce } from './__tests__/user-interceptors';
 import { CallSignal, ResilienceModule, Resilient } from './index';
 
 /**
@@ -24,12 +22,6 @@ import { CallSignal, ResilienceModule, Resilient } from './index';
  * request's instance on every attempt — the policy's retries and the re-subscriptions of a user's retrying
  * interceptor — and the next request a fresh one, never an instance captured by the first call.
  */
-@Injectable()
-class RetryOnce implements NestInterceptor {
-  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(retry(1));
-  }
-}
 
 interface Seen {
   readonly where: 'handler' | 'provider';

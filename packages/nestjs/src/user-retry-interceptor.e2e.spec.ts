@@ -2,13 +2,9 @@ import 'reflect-metadata';
 import {
   Controller,
   Get,
-  Injectable,
   UseInterceptors,
-  type CallHandler,
-  type ExecutionContext,
   type INestApplication,
   type INestMicroservice,
-  type NestInterceptor,
 } from '@nestjs/common';
 import { ClientProxyFactory, MessagePattern, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
@@ -19,9 +15,10 @@ import {
   RetryStrategy,
   type ResilienceEvent,
 } from '@ballast/core';
-import { lastValueFrom, retry, type Observable } from 'rxjs';
+import { lastValueFrom } from 'rxjs';
 import request from 'supertest';
 import { ADAPTERS, bootApp, freePort } from './__tests__/harness';
+import { RetryTwice } from './__tests__/user-interceptors';
 import { CallSignal, ResilienceModule, Resilient } from './index';
 
 /**
@@ -30,12 +27,6 @@ import { CallSignal, ResilienceModule, Resilient } from './index';
  * handler itself): each re-subscription must call the handler again under the policy — a new call, with its own
  * attempts, signal and breaker outcome — never the handler bare, and never the policy nested in itself.
  */
-@Injectable()
-class RetryTwice implements NestInterceptor {
-  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(retry(2));
-  }
-}
 
 /** What the handlers saw, reset per test: each attempt's signal, and how many attempts still fail. */
 const state = { signals: [] as (AbortSignal | undefined)[], failures: 0 };

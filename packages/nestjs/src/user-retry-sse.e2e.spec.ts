@@ -1,21 +1,12 @@
 import 'reflect-metadata';
 import type { ClientRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  Controller,
-  Injectable,
-  Sse,
-  UseInterceptors,
-  type CallHandler,
-  type ExecutionContext,
-  type INestApplication,
-  type MessageEvent,
-  type NestInterceptor,
-} from '@nestjs/common';
+import { Controller, Sse, UseInterceptors, type INestApplication, type MessageEvent } from '@nestjs/common';
 import { CircuitBreakerStrategy, Resilience, ResiliencePolicy, type ResilienceEvent } from '@ballast/core';
 import { FakeClock } from '@ballast/testing';
-import { Observable, retry, type Subscriber } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import { ADAPTERS, bootApp, eventually, openRequest } from './__tests__/harness';
+import { RetryTwice } from './__tests__/user-interceptors';
 import { ResilienceModule, Resilient } from './index';
 
 /**
@@ -24,12 +15,6 @@ import { ResilienceModule, Resilient } from './index';
  * admitted by the breaker again, each failure must count once, and the permit of the last stream must be given back
  * when the client leaves.
  */
-@Injectable()
-class RetryTwice implements NestInterceptor {
-  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(retry(2));
-  }
-}
 
 /** The streams the handlers opened: each sends `open <n>` at once and stays open until the test fails it. */
 const feed = { opened: 0, closed: 0, live: [] as Subscriber<MessageEvent>[] };

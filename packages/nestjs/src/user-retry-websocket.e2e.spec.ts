@@ -1,12 +1,5 @@
 import 'reflect-metadata';
-import {
-  Injectable,
-  UseInterceptors,
-  type CallHandler,
-  type ExecutionContext,
-  type INestApplication,
-  type NestInterceptor,
-} from '@nestjs/common';
+import { UseInterceptors, type INestApplication } from '@nestjs/common';
 import { IoAdapter } from '@nestjs/platform-socket.io';
 import { SubscribeMessage, WebSocketGateway } from '@nestjs/websockets';
 import { Test } from '@nestjs/testing';
@@ -18,9 +11,9 @@ import {
   currentSignal,
   type ResilienceEvent,
 } from '@ballast/core';
-import { retry, type Observable } from 'rxjs';
 import { io, type Socket } from 'socket.io-client';
 import { freePort } from './__tests__/harness';
+import { RetryTwice } from './__tests__/user-interceptors';
 import { ResilienceModule, Resilient } from './index';
 
 /**
@@ -28,12 +21,6 @@ import { ResilienceModule, Resilient } from './index';
  * a `@SubscribeMessage` handler by re-subscribing `next.handle()`. Each re-subscription must be a new call under the
  * handler's policy — its own attempts, signal and breaker outcome — never the handler bare, never the policy nested.
  */
-@Injectable()
-class RetryTwice implements NestInterceptor {
-  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(retry(2));
-  }
-}
 
 /** What the handlers saw, reset per test: each attempt's signal, and how many attempts still fail. */
 const state = { signals: [] as (AbortSignal | undefined)[], failures: 0 };
