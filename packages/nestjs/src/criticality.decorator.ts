@@ -1,4 +1,3 @@
-import { UseInterceptors, applyDecorators } from '@nestjs/common';
 import { Criticality as CriticalityLevels } from '@ballast/core';
 import {
   CriticalityMetadata,
@@ -6,7 +5,7 @@ import {
   type CriticalityLevel,
   type CriticalityName,
 } from './criticality-level';
-import { ResilienceInterceptor } from './resilience.interceptor';
+import { attachInterceptor } from './interceptor-entry';
 
 export { CriticalityMetadata, parseCriticality };
 export type { CriticalityLevel, CriticalityName };
@@ -16,7 +15,15 @@ function criticalityDecorator(level: CriticalityLevel | CriticalityName): Method
   // Fail at class definition, not at the first request: a typo here would silently demote traffic.
   if (parsed === undefined) throw new TypeError(`@Criticality: unknown level ${JSON.stringify(level)}`);
   // The interceptor rides along with the decorator, so only decorated handlers pay Nest's interceptor step.
-  return applyDecorators(CriticalityMetadata(parsed), UseInterceptors(ResilienceInterceptor));
+  const metadata = CriticalityMetadata(parsed) as (
+    target: object,
+    key?: string | symbol,
+    descriptor?: PropertyDescriptor,
+  ) => void;
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor): void => {
+    metadata(target, key, descriptor);
+    attachInterceptor(target, key, descriptor);
+  };
 }
 
 /**

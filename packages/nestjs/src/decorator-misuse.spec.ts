@@ -103,7 +103,7 @@ describe('@Resilient on a controller method that is not a handler', () => {
 
       @EventPattern('e')
       @Resilient('plain')
-      e(): void {}
+      e(_event: unknown): void {}
     }
 
     @Controller('class-level')

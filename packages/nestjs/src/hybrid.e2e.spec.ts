@@ -139,7 +139,9 @@ describe.each(ADAPTERS)('a hybrid application (%s + TCP microservice)', (adapter
         (i) => i.name,
       );
     expect(interceptors(ClassLevelController)).toEqual([]);
-    expect(interceptors(ClassLevelController.prototype.rpcQuote)).toEqual(['ResilienceInterceptor']);
+    expect(interceptors(ClassLevelController.prototype.rpcQuote)).toEqual([
+      'ResilienceControllerInterceptor',
+    ]);
     expect(interceptors(ClassLevelController.prototype.httpQuote)).toEqual([]);
   });
 });

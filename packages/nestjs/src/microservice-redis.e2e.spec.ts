@@ -75,13 +75,16 @@ class RedisHandlers {
 
   @EventPattern(ch('tick'))
   @Resilient('limited-events')
-  tick(@Payload() n: number): void {
-    this.ticks.push(n);
+  // Payloads typed `unknown`: NestJS 12's @EventPattern types a string topic's payload as `{}`.
+  tick(@Payload() n: unknown): void {
+    this.ticks.push(n as number);
   }
 
-  @EventPattern(ch('slow-event'))
+  // An explicit <string>: NestJS 12 types a string topic's handler as (data, ...args: unknown[]), so a typed
+  // second parameter (@CallSignal(), @Ctx()) needs the untyped overload.
+  @EventPattern<string>(ch('slow-event'))
   @Resilient('timed')
-  slowEvent(@Payload() _n: number, @CallSignal() signal: AbortSignal): Promise<never> {
+  slowEvent(@Payload() _n: unknown, @CallSignal() signal: AbortSignal): Promise<never> {
     this.signals.push(signal);
     this.entered.resolve();
     return untilAborted(signal);
@@ -89,7 +92,7 @@ class RedisHandlers {
 
   @EventPattern(ch('fragile-event'))
   @Resilient('breaker-events')
-  fragileEvent(): void {
+  fragileEvent(_event: unknown): void {
     this.fragileEvents++;
     throw refused();
   }

@@ -57,13 +57,25 @@ type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
  * the context, not only the latest: a user's interceptor that subscribes `next.handle()` twice at once (`merge`)
  * runs two calls, and the first must stay claimed when the second ends first, or its next attempt would reach the
  * entries listed after this one unclaimed and run the policy nested in itself.
+ * The mark also names the entry that claimed: an entry called again while its own claim stands is that fan-out
+ * (NestJS 12 subscribes each copy as soon as its `intercept` returns, so the second copy's `intercept` runs while the
+ * first copy's call is claimed; NestJS 11 called both before subscribing either) and runs a call of its own, while
+ * any other entry passes through. Class-level decorators attach a subclass of their own
+ * ({@link ResilienceControllerInterceptor}), so the class and method entries of one handler are distinct entries.
  * A property on the context, not a WeakSet: a weak collection that gains an entry per request makes every
  * garbage collection walk its table, which cost ≈ 3 µs per request (a CPU profile shows it as GC time).
  */
 const CLAIMED = Symbol('ballast.claimed');
+const CLAIMER = Symbol('ballast.claimer');
 
-/** The number of calls and streams entries are running on the context that have not ended. */
-type Claimable = ExecutionContext & { [CLAIMED]?: number };
+/** The number of calls and streams entries are running on the context that have not ended, and who claimed. */
+type Claimable = ExecutionContext & { [CLAIMED]?: number; [CLAIMER]?: object };
+
+/** Claims the context for `entry`: one more call or stream running on it. */
+function claim(context: Claimable, entry: object): void {
+  context[CLAIMED] = (context[CLAIMED] ?? 0) + 1;
+  context[CLAIMER] = entry;
+}
 
 /** An {@link ObservableCall} that holds a claim on its context until it ends or its consumer leaves. */
 class ClaimingCall extends ObservableCall {
@@ -72,9 +84,10 @@ class ClaimingCall extends ObservableCall {
   constructor(
     subscriber: Subscriber<unknown>,
     private readonly context: Claimable,
+    entry: object,
   ) {
     super(subscriber);
-    context[CLAIMED] = (context[CLAIMED] ?? 0) + 1;
+    claim(context, entry);
   }
 
   /** Ends the claim (once): before the subscriber hears the end, or when it unsubscribes first. */
@@ -129,7 +142,9 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     // An undecorated handler with no headers to read passes straight through (the common case, on every route).
     if (plan.binding === undefined && plan.criticality === undefined && !this.#readsHeaders)
       return next.handle();
-    if (((context as Claimable)[CLAIMED] ?? 0) > 0) return next.handle();
+    // Inside another entry's call on this handler: that entry runs the policy (see CLAIMED).
+    if (((context as Claimable)[CLAIMED] ?? 0) > 0 && (context as Claimable)[CLAIMER] !== this)
+      return next.handle();
     const http = context.getType() === 'http';
     // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
     const request: unknown = http ? context.getArgByIndex(0) : undefined;
@@ -152,6 +167,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     if (plan.stream)
       return claimWhile(
         context,
+        this,
         this.streams.gateObservable(binding, () => next.handle()),
       );
     return this.#run(
@@ -182,7 +198,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
         signal: disconnect ?? own!.signal,
       };
       // Claims the context before the first attempt reaches the entries listed after this one.
-      const call = new ClaimingCall(subscriber, context);
+      const call = new ClaimingCall(subscriber, context, this);
       const start = () => startObservable(this.resilience, () => next.handle(), options, true, call);
       if (budget === undefined && criticality === undefined) start();
       else inScope(budget, criticality, this.resilience.clock, start);
@@ -308,10 +324,10 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
  * `source`, with the request claimed by this entry while it runs: the claim ends before the subscriber hears the
  * end (an error, the completion), so a user's retry that re-subscribes at once finds it ended.
  */
-function claimWhile<T>(context: Claimable, source: Observable<T>): Observable<T> {
+function claimWhile<T>(context: Claimable, entry: object, source: Observable<T>): Observable<T> {
   return new Observable<T>((subscriber) => {
     let claimed = true;
-    context[CLAIMED] = (context[CLAIMED] ?? 0) + 1;
+    claim(context, entry);
     const release = (): void => {
       if (!claimed) return;
       claimed = false;
@@ -364,3 +380,11 @@ function collect(source: Observable<unknown>, signal: AbortSignal): Promise<Obse
     if (signal.aborted) subscription.unsubscribe();
   });
 }
+
+/**
+ * The interceptor class-level decorators attach (`@Resilient`, `@Hedged`, `@Criticality` on a controller, resolver or
+ * gateway): the same logic as {@link ResilienceInterceptor}, as an entry of its own in a handler's chain, so a call
+ * claimed by one of the two entries tells the other apart from a re-invocation of itself (see CLAIMED).
+ */
+@Injectable()
+export class ResilienceControllerInterceptor extends ResilienceInterceptor {}

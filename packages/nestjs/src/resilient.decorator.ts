@@ -1,17 +1,16 @@
-import { UseInterceptors, applyDecorators } from '@nestjs/common';
 import { ResilienceError, formatValue } from '@ballast/core';
 import {
   ResilienceBindingMetadata,
   type ResilienceBinding,
   type ResilientOptions,
 } from './resilience-binding';
-import { ResilienceInterceptor } from './resilience.interceptor';
+import { attachInterceptor } from './interceptor-entry';
 
 export { ResilienceBindingMetadata };
 export type { ResilienceBinding, ResilientOptions };
 
 /**
- * The binding's metadata plus `UseInterceptors(ResilienceInterceptor)`: the interceptor is attached to the
+ * The binding's metadata plus Ballast's interceptor (interceptor-entry.ts): the interceptor is attached to the
  * decorated handlers (or controller) only, so the other routes of the application never run through Nest's
  * interceptor machinery — on Node 20 that step alone costs more than the policy (see the package README).
  * On a provider method the interceptor metadata is inert; the module wraps the method instead.
@@ -20,13 +19,18 @@ function bind(
   decorator: '@Resilient' | '@Hedged',
   binding: ResilienceBinding,
 ): MethodDecorator & ClassDecorator {
-  const apply = applyDecorators(ResilienceBindingMetadata(binding), UseInterceptors(ResilienceInterceptor));
+  const metadata = ResilienceBindingMetadata(binding);
   return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor): void => {
     if (key !== undefined) {
       const misuse = notAMethod(target, descriptor);
       if (misuse !== undefined) throw misplaced(`${decorator}('${binding.policy}')`, target, key, misuse);
     }
-    apply(target, key, descriptor);
+    (metadata as (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => void)(
+      target,
+      key,
+      descriptor,
+    );
+    attachInterceptor(target, key, descriptor);
   };
 }
 
