@@ -2,7 +2,8 @@
 // Checks what `npm publish` would ship for every publishable workspace package (packages/*, not `private`), from the
 // tarball file list `npm pack --dry-run` computes. Run by `npm run lint` after the packages are built
 // (tools/check-snippets.mjs builds them).
-// - metadata: `files`, `license`, `engines.node`, `main`, `types`, and `exports["."]` with `types` first;
+// - metadata: `files`, `license`, `engines.node`, `main`, `types`, and `exports["."]` with `types` first; `type` is
+//   `commonjs`: one build, which `require` and `import` both load (the format decision in the root README);
 // - every entry point (`main`, `types`, each `exports` target) is a file in the tarball, as are README.md, LICENSE and the
 //   declaration file next to each entry point;
 // - no test files in the tarball;
@@ -71,6 +72,8 @@ for (const { dir, rel, pkg } of publishable) {
     say('no `files`: the tarball would hold everything');
   if (!pkg.license) say('no `license`');
   if (!pkg.engines?.node) say('no `engines.node`');
+  if (pkg.type !== 'commonjs')
+    say(`"type" is ${JSON.stringify(pkg.type)}: every package is one CommonJS build (root README, Module format)`);
   if (!files.has('README.md')) say('README.md is not in the tarball');
   if (!files.has('LICENSE'))
     say('LICENSE is not in the tarball (npm ships a LICENSE file from the package folder)');

@@ -34,6 +34,16 @@ const installed = [
   'nestjs',
 ];
 const token = 'install-test-token';
+/** The Node majors every app runs on: this one, and 22 and 24 from the npm registry (tools/node-major.sh). */
+const runtimes = [{ major: Number(process.versions.node.split('.')[0]), node: process.execPath }];
+for (const major of [22, 24]) {
+  if (runtimes.some((r) => r.major === major)) continue;
+  const bin = execFileSync('bash', [join(root, 'tools', 'node-major.sh'), String(major)], {
+    encoding: 'utf8',
+  });
+  runtimes.push({ major, node: join(bin.trim(), 'node') });
+}
+runtimes.sort((a, b) => a.major - b.major);
 
 function sh(command, args, cwd, env = process.env) {
   try {
@@ -76,10 +86,8 @@ for (const file of readdirSync(join(here, 'apps')).filter((f) => f.endsWith('.js
 
   describe(`${name}: ${fixture.about}`, () => {
     const dir = join(work, name);
-    let server;
-    let base;
 
-    before(async () => {
+    before(() => {
       mkdirSync(dir);
       writeFileSync(join(dir, 'package.json'), JSON.stringify(fixture.package, null, 2));
       writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(fixture.tsconfig, null, 2));
@@ -92,14 +100,6 @@ for (const file of readdirSync(join(here, 'apps')).filter((f) => f.endsWith('.js
       });
       sh('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tgz], dir);
       sh(join(dir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], dir);
-      ({ server, base } = await start(dir));
-    });
-
-    after(async () => {
-      if (server === undefined || server.exitCode !== null) return;
-      const exited = new Promise((resolve) => server.once('exit', resolve));
-      server.kill('SIGTERM');
-      await exited;
     });
 
     it("installed one copy of @ballast/core (nestjs takes the app's, as a peer)", () => {
@@ -107,52 +107,114 @@ for (const file of readdirSync(join(here, 'apps')).filter((f) => f.endsWith('.js
       assert.deepEqual(copies, [join(dir, 'node_modules', '@ballast', 'core')]);
     });
 
-    it('injects a Resilience that is an instance of the class the app imports', async () => {
-      const res = await fetch(`${base}/identity`);
-      assert.equal(res.status, 200);
-      const body = await res.json();
-      assert.equal(body.sameCore, true);
-      // the app's three policies after the built-in ones (SPEC §4: transient, occ)
-      assert.deepEqual(body.policies, ['transient', 'occ', 'limited', 'retrying', 'guarded']);
-    });
-
-    it('@Resilient on a handler: the rate limit answers 429 rate_limited with Retry-After once spent', async () => {
-      const statuses = [];
-      for (let i = 0; i < 3; i++) statuses.push((await fetch(`${base}/limited`)).status);
-      assert.deepEqual(statuses, [200, 200, 429]);
-      const refused = await fetch(`${base}/limited`);
-      assert.equal(refused.status, 429);
-      assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After in whole seconds');
-      assert.equal((await refused.json()).code, 'rate_limited');
-    });
-
-    it('@Resilient on a provider method: two failures retried, the third attempt answers, under its signal', async () => {
-      const res = await fetch(`${base}/quote`);
-      assert.equal(res.status, 200);
-      assert.deepEqual(await res.json(), { price: 42, attempts: 3, signalled: true });
-    });
-
-    it("the admin API: refused without the guard's token, force-open → 503 resilience_forced_open, clear → 200", async () => {
-      const forceOpen = `${base}/resilience/policies/guarded/force-open`;
-      const auth = { authorization: `Bearer ${token}` };
-      assert.equal((await fetch(forceOpen, { method: 'POST' })).status, 403);
-      assert.equal((await fetch(`${base}/guarded`)).status, 200);
-      const opened = await fetch(forceOpen, { method: 'POST', headers: auth });
-      assert.ok(opened.ok, `force-open answered ${opened.status}`);
-      const refused = await fetch(`${base}/guarded`);
-      assert.equal(refused.status, 503);
-      assert.equal((await refused.json()).code, 'resilience_forced_open');
-      const state = await (await fetch(`${base}/resilience/state?policy=guarded`, { headers: auth })).json();
-      assert.equal(state.state.find((s) => s.route === null)?.forcedOpen, true);
-      assert.ok((await fetch(forceOpen, { method: 'DELETE', headers: auth })).ok);
-      assert.equal((await fetch(`${base}/guarded`)).status, 200);
-    });
+    for (const runtime of runtimes) describe(`on Node ${runtime.major}`, () => serves(dir, runtime.node));
   });
 }
 
+/** A fresh `node dist/main.js` of the app in `dir`, driven over HTTP. */
+function serves(dir, node) {
+  let server;
+  let base;
+
+  before(async () => {
+    ({ server, base } = await start(dir, node));
+  });
+
+  after(async () => {
+    if (server === undefined || server.exitCode !== null) return;
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  });
+
+  it('injects a Resilience that is an instance of the class the app imports', async () => {
+    const res = await fetch(`${base}/identity`);
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.equal(body.sameCore, true);
+    // the app's three policies after the built-in ones (SPEC §4: transient, occ)
+    assert.deepEqual(body.policies, ['transient', 'occ', 'limited', 'retrying', 'guarded']);
+  });
+
+  it('@Resilient on a handler: the rate limit answers 429 rate_limited with Retry-After once spent', async () => {
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await fetch(`${base}/limited`)).status);
+    assert.deepEqual(statuses, [200, 200, 429]);
+    const refused = await fetch(`${base}/limited`);
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After in whole seconds');
+    assert.equal((await refused.json()).code, 'rate_limited');
+  });
+
+  it('@Resilient on a provider method: two failures retried, the third attempt answers, under its signal', async () => {
+    const res = await fetch(`${base}/quote`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { price: 42, attempts: 3, signalled: true });
+  });
+
+  it("the admin API: refused without the guard's token, force-open → 503 resilience_forced_open, clear → 200", async () => {
+    const forceOpen = `${base}/resilience/policies/guarded/force-open`;
+    const auth = { authorization: `Bearer ${token}` };
+    assert.equal((await fetch(forceOpen, { method: 'POST' })).status, 403);
+    assert.equal((await fetch(`${base}/guarded`)).status, 200);
+    const opened = await fetch(forceOpen, { method: 'POST', headers: auth });
+    assert.ok(opened.ok, `force-open answered ${opened.status}`);
+    const refused = await fetch(`${base}/guarded`);
+    assert.equal(refused.status, 503);
+    assert.equal((await refused.json()).code, 'resilience_forced_open');
+    const state = await (await fetch(`${base}/resilience/state?policy=guarded`, { headers: auth })).json();
+    assert.equal(state.state.find((s) => s.route === null)?.forcedOpen, true);
+    assert.ok((await fetch(forceOpen, { method: 'DELETE', headers: auth })).ok);
+    assert.equal((await fetch(`${base}/guarded`)).status, 200);
+  });
+}
+
+describe('every package, from require and from import, on each Node major', () => {
+  const dir = join(work, 'plain');
+  const names = [];
+
+  before(() => {
+    mkdirSync(dir);
+    // what the packages' peers need to load: Nest (12 here; the CommonJS app loads nestjs with 11), ioredis, the
+    // OpenTelemetry API
+    const pkg = {
+      name: 'ballast-install-plain',
+      private: true,
+      dependencies: {
+        '@nestjs/common': '12.6.3',
+        '@nestjs/core': '12.6.3',
+        '@opentelemetry/api': '1.9.1',
+        ioredis: '6.0.0',
+        'reflect-metadata': '0.2.2',
+        rxjs: '7.8.2',
+      },
+    };
+    writeFileSync(join(dir, 'package.json'), JSON.stringify(pkg, null, 2));
+    cpSync(join(here, 'check-formats.mjs'), join(dir, 'check-formats.mjs'));
+    const tgz = readdirSync(tarballs).map((f) => join(tarballs, f));
+    sh('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tgz], dir);
+    for (const f of readdirSync(join(dir, 'node_modules', '@ballast'))) names.push(`@ballast/${f}`);
+  });
+
+  for (const runtime of runtimes)
+    it(`on Node ${runtime.major}: import finds every name require does, with the same values`, () => {
+      assert.equal(names.length, readdirSync(tarballs).length);
+      const report = JSON.parse(sh(runtime.node, ['check-formats.mjs', ...names], dir));
+      for (const name of names) {
+        assert.ok(report[name].exports > 0, `${name} exports nothing`);
+        assert.deepEqual(report[name].missingFromImport, [], `${name}: names import does not see`);
+        assert.deepEqual(
+          report[name].notIdentical,
+          [],
+          `${name}: values that differ between import and require`,
+        );
+      }
+    });
+});
+
 /** `node dist/main.js` on a free port; resolves once it prints its URL, rejects if it exits first. */
-function start(dir) {
-  const server = spawn(process.execPath, ['dist/main.js'], {
+function start(dir, node) {
+  const server = spawn(node, ['dist/main.js'], {
     cwd: dir,
     env: { ...process.env, PORT: '0', ADMIN_TOKEN: token, NODE_OPTIONS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],

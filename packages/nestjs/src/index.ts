@@ -16,7 +16,7 @@ export { Criticality, CriticalityMetadata, parseCriticality } from './criticalit
 export type { CriticalityLevel, CriticalityName } from './criticality.decorator';
 
 // Interceptor, error mapping
-export { ResilienceInterceptor } from './resilience.interceptor';
+export { ResilienceControllerInterceptor, ResilienceInterceptor } from './resilience.interceptor';
 export { ResilienceExceptionFilter } from './resilience-exception.filter';
 export { mapResilienceError, retryAfterSeconds } from './http-error-mapping';
 export type { MappedResilienceError, ResilienceErrorBody } from './http-error-mapping';

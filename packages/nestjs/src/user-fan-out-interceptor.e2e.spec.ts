@@ -21,7 +21,7 @@ import {
   currentSignal,
   type ResilienceEvent,
 } from '@ballast/core';
-import { lastValueFrom, merge, toArray, type Observable } from 'rxjs';
+import { lastValueFrom, merge, switchMap, timer, toArray, type Observable } from 'rxjs';
 import { io, type Socket } from 'socket.io-client';
 import { deferred, freePort, type Deferred } from './__tests__/harness';
 import { ResilienceModule, Resilient } from './index';
@@ -36,6 +36,17 @@ import { ResilienceModule, Resilient } from './index';
 class FanOutTwice implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return merge(next.handle(), next.handle());
+  }
+}
+
+/**
+ * A hedge made by hand: a second copy subscribed while the first copy's call is still running. It reaches the same
+ * Ballast entry again (its own claim) and runs as a call of its own under the policy, on NestJS 11 and 12 alike.
+ */
+@Injectable()
+class LateCopy implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return merge(next.handle(), timer(5).pipe(switchMap(() => next.handle())));
   }
 }
 
@@ -72,6 +83,35 @@ class FannedHandlers extends RpcHandlers {}
 @Resilient('guarded')
 @UseInterceptors(FanOutTwice)
 class DoublyBoundFannedHandlers extends RpcHandlers {}
+
+/** The first copy waits until the late copy has run. */
+async function lateCopies(): Promise<number> {
+  const n = state.signals.push(currentSignal());
+  if (n === 1) await state.release.promise;
+  else state.release.resolve();
+  return n;
+}
+
+@Controller()
+@UseInterceptors(LateCopy)
+class LateCopyHandlers {
+  @MessagePattern('late.guarded')
+  @Resilient('guarded')
+  guarded(): Promise<number> {
+    return lateCopies();
+  }
+}
+
+@Controller()
+@Resilient('guarded')
+@UseInterceptors(LateCopy)
+class DoublyBoundLateCopyHandlers {
+  @MessagePattern('late.guarded')
+  @Resilient('guarded')
+  guarded(): Promise<number> {
+    return lateCopies();
+  }
+}
 
 @WebSocketGateway()
 @UseInterceptors(FanOutTwice)
@@ -201,3 +241,44 @@ describe("a user's fan-out interceptor around a @Resilient WebSocket handler (so
     expect(calls('guarded')).toEqual(['success', 'success']);
   });
 });
+
+describe.each([
+  ['@Resilient on the method', LateCopyHandlers],
+  ['@Resilient on the class and the method', DoublyBoundLateCopyHandlers],
+])(
+  "a user's interceptor that subscribes a second copy while the first one's call runs, over TCP (%s)",
+  (_, controller) => {
+    let service: INestMicroservice;
+    let client: ClientProxy;
+
+    beforeAll(async () => {
+      const port = await freePort();
+      const moduleRef = await Test.createTestingModule({
+        imports: [resilienceModule()],
+        controllers: [controller],
+      }).compile();
+      service = moduleRef.createNestMicroservice({
+        transport: Transport.TCP,
+        options: { host: '127.0.0.1', port },
+        logger: false,
+      });
+      await service.listen();
+      service.get(Resilience).on((e) => events.push(e));
+      client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
+      await client.connect();
+    });
+    afterAll(async () => {
+      await client?.close();
+      await service?.close();
+    });
+
+    it('runs the late copy as a call of its own under the policy, never nested in the first', async () => {
+      const answers = await lastValueFrom(client.send<number>('late.guarded', {}).pipe(toArray()));
+      expect(answers.sort()).toEqual([1, 2]);
+      expect(state.signals).toHaveLength(2);
+      expect(state.signals.every((s) => s instanceof AbortSignal)).toBe(true);
+      expect(new Set(state.signals).size).toBe(2);
+      expect(calls('guarded')).toEqual(['success', 'success']);
+    });
+  },
+);
