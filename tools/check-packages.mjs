@@ -73,7 +73,9 @@ for (const { dir, rel, pkg } of publishable) {
   if (!pkg.license) say('no `license`');
   if (!pkg.engines?.node) say('no `engines.node`');
   if (pkg.type !== 'commonjs')
-    say(`"type" is ${JSON.stringify(pkg.type)}: every package is one CommonJS build (root README, Module format)`);
+    say(
+      `"type" is ${JSON.stringify(pkg.type)}: every package is one CommonJS build (root README, Module format)`,
+    );
   if (!files.has('README.md')) say('README.md is not in the tarball');
   if (!files.has('LICENSE'))
     say('LICENSE is not in the tarball (npm ships a LICENSE file from the package folder)');
