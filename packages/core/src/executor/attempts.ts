@@ -57,6 +57,12 @@ function attemptOnce(inv: Invocation, lane: Lane, n: number, now: number | undef
     (v) => w.settle(true, v),
     (err: unknown) => w.settle(false, err),
   );
+  // A cancellation that landed while fn ran synchronously (fn, or something it called, aborted the caller's signal;
+  // another hedged lane's fn did) found no wait to end: end this one now, never wait for the promise fn returned.
+  if (lane.cancelled) {
+    w.cancel(lane.cancelReason);
+    return 0;
+  }
   // Added after `then`, so an already-settled result cancels the entry before the queue arms its clock timer; a
   // thenable that called back inside `then` has already settled, and needs no timeout at all.
   // `now` is the admission's clock read when attempt 1 starts in the same synchronous run (one read fewer).

@@ -155,6 +155,7 @@ export class Invocation extends Lane {
           if (e.listening)
             e.emit({ type: 'fallback', policy: this.policyName, route: this.route, error, kind });
           let value: unknown;
+          const cancelledBefore = this.callerCancelled;
           try {
             // Under its context, as an attempt's fn runs: `currentSignal()` inside it is its ctx.signal.
             const ctx = this.#fallbackContext();
@@ -163,6 +164,12 @@ export class Invocation extends Lane {
             return this.#fallbackFailed(fallbackError);
           }
           if (!isPromiseLike(value)) return this.#succeed(value);
+          // The caller aborted while the fallback ran synchronously, when nothing waited to hear it: the call ends
+          // now with the caller's reason (SPEC §11.14), and the fallback's promise is left to settle unheard.
+          if (!cancelledBefore && this.callerCancelled) {
+            value.then(undefined, ignore);
+            return this.#fallbackFailed(this.cancelReason);
+          }
           this.#interruptible(value).then(
             (v) => this.#succeed(v),
             (fallbackError: unknown) => this.#fallbackFailed(fallbackError),
@@ -385,6 +392,8 @@ function passEnded(ok: boolean, lane: Lane): void {
     inv.finishFailed(err);
   }
 }
+
+function ignore(): void {}
 
 /** Ballast's own codes: the only codes a `call` event names; any other error is named by its kind. */
 const BALLAST_CODES: ReadonlySet<string> = new Set<string>(Object.values(ErrorCode));
