@@ -100,6 +100,33 @@ describe('hedge: fixed delay', () => {
 });
 
 describe('hedge: fires on slowness, not failure', () => {
+  it('the primary failing while a hedge runs keeps the schedule: attempts start at 0, 1000 and 2000, not at once (README, Hedge)', async () => {
+    const { resilience, clock, ofType } = hedged({ delay: 1000, maxAttempts: 3 });
+    const a = attempts();
+    const starts: number[] = [];
+    const s = settle(
+      resilience.run(
+        (ctx) => {
+          starts.push(clock.now());
+          return a.fn(ctx);
+        },
+        { policy: 'p' },
+      ),
+    );
+    await clock.advance(1500);
+    expect(starts).toEqual([0, 1000]);
+    a.list[0]!.d.reject(infraError());
+    await clock.advance(499);
+    expect(starts).toEqual([0, 1000]);
+    await clock.advance(1);
+    expect(starts).toEqual([0, 1000, 2000]);
+    a.list[2]!.d.resolve('third');
+    await clock.advance(0);
+    expect(s.value).toBe('third');
+    expect(ofType('hedge_attempt').map((e) => e.attempt)).toEqual([2, 3]);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
   it('a fast failure of the primary fails the call at once, without a hedge', async () => {
     const { resilience, clock, ofType } = hedged({ delay: 100, maxAttempts: 3 });
     let calls = 0;

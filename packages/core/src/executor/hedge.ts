@@ -42,8 +42,9 @@ export function hedgeDelayOf(inv: Pick<Invocation, 'pr' | 'ks'>): number {
 /**
  * Hedging (Dean & Barroso, "The Tail at Scale", 2013): when the primary is still running after the delay, start
  * another attempt through the same pipeline, up to `maxAttempts`; the first success wins and the others are aborted.
- * Hedges fire on slowness only — a failure never triggers one — and when every started attempt has failed, the last
- * error is the call's.
+ * Hedges fire on slowness only — a failure never triggers one: each fires when the attempt started last has run for
+ * the delay, while some attempt still runs (a primary failing meanwhile leaves the schedule as it was; failures are
+ * the retry's, inside each pass) — and when every started attempt has failed, the last error is the call's.
  */
 export function runHedged(inv: Invocation): Promise<boolean> {
   const e = inv.engine;
