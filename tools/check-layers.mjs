@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Enforces the package layering of SPEC §1 mechanically: every import in a project's source must be a
-// relative path, a Node built-in the layer may use, or a package the table below allows. Run by `npm run lint`.
+// relative path, a Node built-in the layer may use, or a package the table below allows; and no source file of a
+// package imports itself back through its own imports (an import cycle, type-only imports included: a cycle is
+// a chain a reader cannot follow one way). Run by `npm run lint`.
 import fs from 'node:fs';
 import path from 'node:path';
 import { builtinModules } from 'node:module';
@@ -71,16 +73,36 @@ function* walk(dir) {
 const stripComments = (s) => s.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"\\])\/\/.*$/gm, '$1');
 
 const violations = [];
+/** Per project: each non-test source file → the source files its relative imports name. */
+const graphs = new Map();
+/** The file a relative import names (`./x` → x.ts or x/index.ts), if it is one. */
+function resolveRelative(from, spec) {
+  const base = path.resolve(path.dirname(from), spec);
+  for (const candidate of [base, `${base}.ts`, path.join(base, 'index.ts')])
+    if (
+      /\.(ts|mts|cts|js|mjs)$/.test(candidate) &&
+      fs.existsSync(candidate) &&
+      fs.statSync(candidate).isFile()
+    )
+      return candidate;
+  return undefined;
+}
 for (const [proj, rule] of Object.entries(RULES)) {
+  const graph = new Map();
+  graphs.set(proj, graph);
   for (const file of walk(path.join(root, proj, 'src'))) {
     const rel = path.relative(root, file);
     const isTest = /\.(spec|test)\.ts$/.test(file) || rel.includes(`${path.sep}__tests__${path.sep}`);
     const src = stripComments(fs.readFileSync(file, 'utf8'));
+    const edges = [];
+    if (!isTest) graph.set(file, edges);
     for (const m of src.matchAll(IMPORT_RE)) {
       const spec = m[1] ?? m[2] ?? m[3] ?? m[4];
       if (!spec) continue;
       if (spec.startsWith('.')) {
         const target = path.resolve(path.dirname(file), spec);
+        const named = resolveRelative(file, spec);
+        if (named !== undefined) edges.push(named);
         // Test code may share the test infrastructure in tools/jest (the Redis test environment, the Jest preset).
         const sharedTestTool = isTest && target.startsWith(path.join(root, 'tools', 'jest') + path.sep);
         if (!target.startsWith(path.join(root, proj) + path.sep) && !sharedTestTool)
@@ -116,6 +138,40 @@ for (const [proj, rule] of Object.entries(RULES)) {
       if (!ok) violations.push(`${rel}: third-party import "${spec}" is not allowed in ${proj} (SPEC §1)`);
     }
   }
+}
+// No import cycles inside a project (Tarjan's strongly connected components over the non-test sources).
+for (const [proj, graph] of graphs) {
+  let next = 0;
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const visit = (v) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component = [];
+    let w;
+    do {
+      w = stack.pop();
+      onStack.delete(w);
+      component.push(path.relative(path.join(root, proj, 'src'), w));
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v))
+      violations.push(
+        `${proj}: an import cycle among ${component.sort().join(', ')} — make the chain one-way`,
+      );
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
 }
 // package.json dependencies must agree with the same table.
 for (const [proj, rule] of Object.entries(RULES)) {

@@ -3,7 +3,7 @@ import { isOwnResilienceError } from '../errors/resilience-error';
 import { retryAfterOf } from '../errors/classify';
 import { AttemptContext } from './attempt-context';
 import { isPromiseLike } from './engine';
-import type { Invocation } from './invocation';
+import type { CallState } from './call-state';
 import type { Lane } from './lane';
 import { cancelled, crash, end, resumeSoon } from './pass-end';
 import { REJECTION_CODES } from './rejections';
@@ -14,13 +14,13 @@ import { TimerEntry } from './timer-queue';
  * the deadline, honouring a longer `retryAfter` of throttled errors). Settles at once on timeout or cancellation,
  * even if `fn` ignores its signal.
  */
-export function attempt(inv: Invocation, lane: Lane, n: number, now?: number): void {
+export function attempt(inv: CallState, lane: Lane, n: number, now?: number): void {
   // A loop, not recursion: synchronous outcomes retried at once (a zero backoff) must not grow the stack.
   for (let next = n; next > 0; now = undefined) next = attemptOnce(inv, lane, next, now);
 }
 
 /** Runs attempt `n`; returns the attempt to run at once (a synchronous outcome retried without delay), else 0. */
-function attemptOnce(inv: Invocation, lane: Lane, n: number, now: number | undefined): number {
+function attemptOnce(inv: CallState, lane: Lane, n: number, now: number | undefined): number {
   // A cancellation that landed while no wait was registered (right after a bulkhead grant or a backoff timer, or
   // from an event listener) would never wake this attempt: never start fn with a live signal on a cancelled lane.
   if (lane.cancelled) {
@@ -85,7 +85,7 @@ class AttemptWatch {
   }
 
   constructor(
-    readonly inv: Invocation,
+    readonly inv: CallState,
     readonly lane: Lane,
     readonly ctx: AttemptContext,
     readonly timeout: number | undefined,
@@ -135,7 +135,7 @@ class AttemptTimer extends TimerEntry {
   }
 }
 
-function resumeAfterAttempt(inv: Invocation, lane: Lane, ok: boolean): void {
+function resumeAfterAttempt(inv: CallState, lane: Lane, ok: boolean): void {
   try {
     continueAfter(inv, lane, ok);
   } catch (err) {
@@ -144,13 +144,13 @@ function resumeAfterAttempt(inv: Invocation, lane: Lane, ok: boolean): void {
 }
 
 /** The retry decision for an asynchronous outcome, then the next attempt if it is due at once. */
-function continueAfter(inv: Invocation, lane: Lane, ok: boolean): void {
+function continueAfter(inv: CallState, lane: Lane, ok: boolean): void {
   const next = afterAttempt(inv, lane, ok);
   if (next > 0) attempt(inv, lane, next);
 }
 
 /** Ends the pass, schedules a backoff sleep (0), or returns the attempt to run at once. */
-function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): number {
+function afterAttempt(inv: CallState, lane: Lane, ok: boolean): number {
   if (ok) return stop(inv, lane, true);
   const e = inv.engine;
   const retry = inv.pr.policy.retry?.options;
@@ -201,7 +201,7 @@ function afterAttempt(inv: Invocation, lane: Lane, ok: boolean): number {
   return 0;
 }
 
-function stop(inv: Invocation, lane: Lane, ok: boolean): 0 {
+function stop(inv: CallState, lane: Lane, ok: boolean): 0 {
   end(inv, lane, ok);
   return 0;
 }

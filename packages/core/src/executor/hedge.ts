@@ -1,6 +1,6 @@
 import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { stacklessError } from '../errors/stackless';
-import type { Invocation } from './invocation';
+import type { CallState } from './call-state';
 import { Lane } from './lane';
 import { refuse } from './pass-end';
 import { runPipeline } from './pipeline';
@@ -22,17 +22,17 @@ function hedgeLost(policy: string, route: string | undefined): ResilienceError {
 }
 
 /** Refuses a hedged attempt of a key forced open (SPEC §6), with the `rejected` event a refusal emits. */
-function forcedOpen(inv: Invocation, lane: Lane): false {
+function forcedOpen(inv: CallState, lane: Lane): false {
   return refuse(inv, lane, rejection('infrastructure', ErrorCode.FORCED_OPEN, inv.policyName, inv.route));
 }
 
 /** The primary's attempts ended on their timeout: slowness, not a fast failure. */
-function timedOut(inv: Invocation): boolean {
+function timedOut(inv: CallState): boolean {
   return isOwnResilienceError(inv.error) && inv.error.code === ErrorCode.ATTEMPT_TIMEOUT;
 }
 
 /** Current hedge delay: the observed quantile of primary latency, clamped, or the fixed delay until warm. */
-export function hedgeDelayOf(inv: Pick<Invocation, 'pr' | 'ks'>): number {
+export function hedgeDelayOf(inv: Pick<CallState, 'pr' | 'ks'>): number {
   const h = inv.pr.policy.hedge!.options;
   const q = inv.ks.hedgeLatency?.value();
   if (q === undefined) return h.delay;
@@ -46,7 +46,7 @@ export function hedgeDelayOf(inv: Pick<Invocation, 'pr' | 'ks'>): number {
  * the delay, while some attempt still runs (a primary failing meanwhile leaves the schedule as it was; failures are
  * the retry's, inside each pass) — and when every started attempt has failed, the last error is the call's.
  */
-export function runHedged(inv: Invocation): Promise<boolean> {
+export function runHedged(inv: CallState): Promise<boolean> {
   const e = inv.engine;
   const h = inv.pr.policy.hedge!.options;
   const delay = hedgeDelayOf(inv);

@@ -6,6 +6,7 @@ import type { BreakerOutcome, BreakerPermit, BreakerRecordResult, BreakerTransit
 import type { Clock } from '../time/clock';
 import type { CallContext, Fallback, RunOptions } from '../resilience-types';
 import { AttemptContext } from './attempt-context';
+import type { CallState } from './call-state';
 import { isPromiseLike, type Engine } from './engine';
 import { runHedged } from './hedge';
 import { Lane } from './lane';
@@ -26,7 +27,7 @@ export interface CallSettler {
  * One logical call: deadline and caller cancellation, the hedge (if any) over lanes, the fallback, and the `call`
  * event. The invocation is itself the primary lane, so an unhedged call allocates one object for all of it.
  */
-export class Invocation extends Lane {
+export class Invocation extends Lane implements CallState {
   readonly policyName: string;
   readonly route: string | undefined;
   /** Absolute deadline on the engine clock, if the call runs under `withDeadline`. */

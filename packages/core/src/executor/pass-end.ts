@@ -1,6 +1,6 @@
 import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { outcomeClass, type OutcomeClass } from '../errors/outcome-class';
-import type { Invocation } from './invocation';
+import type { CallState } from './call-state';
 import type { Lane } from './lane';
 import { rejection } from './rejections';
 
@@ -8,7 +8,7 @@ import { rejection } from './rejections';
  * Ends a lane's pass once: gives back what it holds (breaker permit, throttle outcome, bulkhead slot — the `finally`
  * of an async pipeline) and calls its continuation. A second call is a no-op, so every path can simply end.
  */
-export function end(inv: Invocation, lane: Lane, ok: boolean): void {
+export function end(inv: CallState, lane: Lane, ok: boolean): void {
   const done = lane.done;
   if (done === undefined) return;
   lane.done = undefined;
@@ -25,12 +25,12 @@ export function end(inv: Invocation, lane: Lane, ok: boolean): void {
 }
 
 /** An unexpected throw inside the pass (a user `classify`, a custom backoff): the pass fails with it. */
-export function crash(inv: Invocation, lane: Lane, err: unknown): void {
+export function crash(inv: CallState, lane: Lane, err: unknown): void {
   lane.error = err;
   end(inv, lane, false);
 }
 
-function release(inv: Invocation, lane: Lane, ok: boolean): void {
+function release(inv: CallState, lane: Lane, ok: boolean): void {
   const e = inv.engine;
   const permit = lane.holdsPermit;
   const throttled = lane.holdsThrottle;
@@ -55,7 +55,7 @@ function release(inv: Invocation, lane: Lane, ok: boolean): void {
   }
 }
 
-function classOf(inv: Invocation, lane: Lane, ok: boolean): OutcomeClass {
+function classOf(inv: CallState, lane: Lane, ok: boolean): OutcomeClass {
   if (ok) return 'healthy';
   if (lane.cancelled) return 'cancelled';
   // Ballast's own rejections are neither health nor failure of the dependency.
@@ -77,7 +77,7 @@ export function cancelled(lane: Lane): false {
 }
 
 export function reject(
-  inv: Invocation,
+  inv: CallState,
   lane: Lane,
   kind: 'throttled' | 'infrastructure',
   code: string,
@@ -87,7 +87,7 @@ export function reject(
 }
 
 /** Records a Ballast rejection (a value, not a throw) and emits `rejected` once. */
-export function refuse(inv: Invocation, lane: Lane, error: ResilienceError): false {
+export function refuse(inv: CallState, lane: Lane, error: ResilienceError): false {
   lane.error = error;
   lane.rejected = error.code !== ErrorCode.DEADLINE_EXCEEDED;
   const e = inv.engine;
@@ -108,7 +108,7 @@ export function refuse(inv: Invocation, lane: Lane, error: ResilienceError): fal
  * inside the caller's `abort()` or a hedge winner's settlement) or a timer — so the rest of the pass (releases,
  * retries, the fallback) never runs inside someone else's event dispatch, as it would not with `await`.
  */
-export function resumeSoon(inv: Invocation, lane: Lane, k: () => void): void {
+export function resumeSoon(inv: CallState, lane: Lane, k: () => void): void {
   queueMicrotask(() => {
     try {
       k();

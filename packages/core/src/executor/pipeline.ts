@@ -5,7 +5,7 @@ import type { BreakerAdmission, RateLimitResult } from '../stores/ports';
 import type { StoreName } from '../events';
 import { attempt } from './attempts';
 import { isPromiseLike } from './engine';
-import type { Invocation } from './invocation';
+import type { CallState } from './call-state';
 import type { Lane, PassDone } from './lane';
 import { cancelled, crash, end, refuse, reject, resumeSoon } from './pass-end';
 import { rejection } from './rejections';
@@ -20,7 +20,7 @@ import { rejection } from './rejections';
  * AsyncLocalStorage is on, a promise hook per promise (peer-overhead.md §5). `done(ok, lane)` is called exactly
  * once, after everything the pass took is given back.
  */
-export function runPass(inv: Invocation, lane: Lane, done: PassDone, now = inv.engine.clock.now()): void {
+export function runPass(inv: CallState, lane: Lane, done: PassDone, now = inv.engine.clock.now()): void {
   lane.done = done;
   try {
     admitRate(inv, lane, now);
@@ -30,12 +30,12 @@ export function runPass(inv: Invocation, lane: Lane, done: PassDone, now = inv.e
 }
 
 /** The pass as a promise of its `ok` (hedging races several). */
-export function runPipeline(inv: Invocation, lane: Lane): Promise<boolean> {
+export function runPipeline(inv: CallState, lane: Lane): Promise<boolean> {
   return new Promise<boolean>((resolve) => runPass(inv, lane, resolve));
 }
 
 /** 1. Rate limit: rejects at once, before a bulkhead slot or a breaker outcome is touched. */
-function admitRate(inv: Invocation, lane: Lane, now: number): void {
+function admitRate(inv: CallState, lane: Lane, now: number): void {
   const e = inv.engine;
   const rp = inv.pr.rateParams;
   if (rp === undefined) return admitBulkhead(inv, lane, now);
@@ -54,7 +54,7 @@ function admitRate(inv: Invocation, lane: Lane, now: number): void {
 }
 
 function afterRate(
-  inv: Invocation,
+  inv: CallState,
   lane: Lane,
   r: RateLimitResult | Promise<RateLimitResult>,
   now: number,
@@ -66,7 +66,7 @@ function afterRate(
 }
 
 /** 2. Bulkhead: a free slot is taken synchronously; otherwise the lane parks (interruptibly) or is refused. */
-function admitBulkhead(inv: Invocation, lane: Lane, now: number): void {
+function admitBulkhead(inv: CallState, lane: Lane, now: number): void {
   const bh = inv.ks.bulkhead;
   if (bh === undefined) return admitBreaker(inv, lane, now);
   const a = bh.acquire(inv.criticality ?? Criticality.NORMAL, inv.deadline);
@@ -75,14 +75,14 @@ function admitBulkhead(inv: Invocation, lane: Lane, now: number): void {
   end(inv, lane, refuse(inv, lane, a));
 }
 
-function holdSlot(inv: Invocation, lane: Lane, now: number): void {
+function holdSlot(inv: CallState, lane: Lane, now: number): void {
   lane.holdsSlot = true;
   lane.admittedAt = now;
   admitBreaker(inv, lane, now);
 }
 
 /** Waits in the bulkhead queue; a cancellation leaves the queue at once (the waiter then owns nothing). */
-function park(inv: Invocation, lane: Lane, parked: ParkedAdmission): void {
+function park(inv: CallState, lane: Lane, parked: ParkedAdmission): void {
   if (lane.cancelled) {
     parked.cancel();
     return end(inv, lane, cancelled(lane));
@@ -107,7 +107,7 @@ function park(inv: Invocation, lane: Lane, parked: ParkedAdmission): void {
 }
 
 /** 3. Circuit breaker or adaptive throttle around the retry loop: one logical call is one outcome. */
-function admitBreaker(inv: Invocation, lane: Lane, now: number): void {
+function admitBreaker(inv: CallState, lane: Lane, now: number): void {
   const e = inv.engine;
   const bp = inv.pr.breakerParams;
   if (bp !== undefined) {
@@ -144,7 +144,7 @@ function admitBreaker(inv: Invocation, lane: Lane, now: number): void {
 }
 
 function afterBreaker(
-  inv: Invocation,
+  inv: CallState,
   lane: Lane,
   adm: BreakerAdmission | Promise<BreakerAdmission>,
   local: boolean,
@@ -164,7 +164,7 @@ function afterBreaker(
 }
 
 /** Continues with a promised value (an in-process store that answered with a promise); a rejection fails the pass. */
-function later<T>(inv: Invocation, lane: Lane, p: PromiseLike<T>, k: (v: T) => void): void {
+function later<T>(inv: CallState, lane: Lane, p: PromiseLike<T>, k: (v: T) => void): void {
   p.then(
     (v) => {
       try {
@@ -184,7 +184,7 @@ function later<T>(inv: Invocation, lane: Lane, p: PromiseLike<T>, k: (v: T) => v
  * cancellation ends the wait, an answer arriving after that goes to `late`, and a late failure is swallowed.
  */
 function remote<S, T>(
-  inv: Invocation,
+  inv: CallState,
   lane: Lane,
   store: S,
   local: S,
@@ -234,7 +234,7 @@ function remote<S, T>(
 }
 
 function storeFailed<S, T>(
-  inv: Invocation,
+  inv: CallState,
   lane: Lane,
   local: S,
   name: StoreName,

@@ -1,0 +1,41 @@
+import type { ResilienceError } from '../errors/resilience-error';
+import type { CallContext } from '../resilience-types';
+import type { BreakerOutcome, BreakerPermit, BreakerTransition } from '../stores/ports';
+import type { Clock } from '../time/clock';
+import type { Engine } from './engine';
+import type { Lane } from './lane';
+import type { KeyState, PolicyRuntime } from './policy-runtime';
+
+/**
+ * What the stages of a call — the hedge over its lanes, the pipeline's admissions (pipeline.ts), the attempts and
+ * their retries (attempts.ts), the pass's end (pass-end.ts) — read and call on the call they serve. `Invocation`
+ * implements it; the stages import this interface, never `Invocation`, so the executor is a one-way chain:
+ * invocation → hedge → pipeline → attempts → pass-end, each depending only on the ones after it and on this file
+ * (tools/check-layers.mjs refuses an import cycle).
+ */
+export interface CallState extends Lane {
+  readonly engine: Engine;
+  readonly pr: PolicyRuntime;
+  readonly ks: KeyState;
+  readonly fn: (ctx: CallContext) => unknown;
+  readonly policyName: string;
+  readonly route: string | undefined;
+  /** Absolute deadline on the engine clock, if the call runs under `withDeadline`. */
+  readonly deadline: number | undefined;
+  /** The ambient deadline as bound (with its own clock), passed on unchanged to the attempt frames. */
+  readonly frameDeadline: number | undefined;
+  readonly frameClock: Clock | undefined;
+  readonly criticality: number | undefined;
+  /** Whether anything can cancel the call from outside (caller signal, deadline, hedge). */
+  readonly cancellable: boolean;
+  /** Set when the caller's signal or the deadline ended the call. */
+  readonly callerCancelled: boolean;
+  /** Hedged lanes besides the call's own. */
+  lanes: Lane[] | undefined;
+  /** The `attempt_timeout` error of attempt `attempt` (and its event). */
+  attemptTimeout(attempt: number, timeout: number): ResilienceError;
+  /** Emits a `breaker_state` event for a transition the store reported. */
+  breakerTransition(t: BreakerTransition): void;
+  /** Reports a breaker outcome to the store that admitted the permit. */
+  recordBreaker(local: boolean, permit: BreakerPermit, outcome: BreakerOutcome, now: number): void;
+}
