@@ -126,5 +126,6 @@ export type {
   ResilienceStores,
 } from './stores/ports';
 export { InMemoryCircuitBreakerStore } from './stores/in-memory-circuit-breaker-store';
+export { CircuitStateMachine } from './stores/circuit-state-machine';
 export { InMemoryRateLimitStore } from './stores/in-memory-rate-limit-store';
 export { InMemoryLatencyDigestStore } from './stores/in-memory-latency-digest-store';

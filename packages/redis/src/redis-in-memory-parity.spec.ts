@@ -1,5 +1,5 @@
 import {
-  InMemoryCircuitBreakerStore,
+  CircuitStateMachine,
   stateKey,
   type BreakerAdmission,
   type BreakerOutcome,
@@ -19,9 +19,9 @@ import {
 } from './__tests__/redis-test-env';
 import { RedisCircuitBreakerStore } from './redis-circuit-breaker-store';
 
-// The README promises the breaker script follows core's in-memory store "line for line". These tests hold the two
-// side by side on the caller's clock (deterministic): the same calls, including retunes and clock steps back, must
-// get the same answers.
+// The breaker script is core's pure CircuitStateMachine on the server (the in-memory store is one machine per key).
+// These tests hold the two side by side on the caller's clock (deterministic): the same calls, on seeded traces and
+// on hand-written ones, including retunes and clock steps back, must get the same answers.
 
 const BASE: BreakerParams = Object.freeze({
   failureRatio: 0.5,
@@ -45,7 +45,7 @@ function shape(a: BreakerAdmission): Record<string, unknown> {
 }
 
 if (RUN_REDIS_TESTS) {
-  describe('RedisCircuitBreakerStore matches core’s in-memory store', () => {
+  describe('RedisCircuitBreakerStore matches core’s CircuitStateMachine', () => {
     jest.setTimeout(60_000);
     const prefix = uniquePrefix('parity');
     let client: Redis;
@@ -60,13 +60,13 @@ if (RUN_REDIS_TESTS) {
 
     /** Both breakers, driven in lock step; every answer is compared. */
     function pair() {
-      const memory = new InMemoryCircuitBreakerStore();
+      const machine = new CircuitStateMachine();
       const redis = new RedisCircuitBreakerStore(client, options);
       const k = key();
       return {
         /** Acquires on both; answers both permits when admitted. */
         async acquire(p: BreakerParams, now: number): Promise<[BreakerPermit, BreakerPermit] | undefined> {
-          const m = memory.acquire(k, p, now);
+          const m = machine.acquire(p, now);
           const mShape = shape(m);
           const r = await redis.acquire(k, p, now);
           expect(shape(r)).toEqual(mShape);
@@ -87,14 +87,14 @@ if (RUN_REDIS_TESTS) {
           o: BreakerOutcome,
           now: number,
         ) {
-          const m = { ...memory.record(k, p, permits[0], o, now) };
+          const m = { ...machine.record(p, permits[0], o, now) };
           const r = await redis.record(k, p, permits[1], o, now);
           expect(r).toEqual(m);
           return r;
         },
         /** Both snapshots, compared whole: state, window or what opened it, generation, retryAfter. */
         async inspect(p: BreakerParams, now: number) {
-          const m = memory.inspect(k, p, now);
+          const m = machine.inspect(p, now);
           expect(await redis.inspect(k, p, now)).toEqual(m);
           return m;
         },
@@ -175,5 +175,5 @@ if (RUN_REDIS_TESTS) {
     });
   });
 } else {
-  describe('RedisCircuitBreakerStore matches core’s in-memory store', () => reportRedisUnreachable());
+  describe('RedisCircuitBreakerStore matches core’s CircuitStateMachine', () => reportRedisUnreachable());
 }

@@ -5,94 +5,24 @@ import type {
   BreakerPermit,
   BreakerRecordResult,
   BreakerSnapshot,
-  BreakerState,
-  BreakerTransition,
   CircuitBreakerStore,
   StateKey,
 } from './ports';
-import { RollingWindow } from './rolling-window';
+import { CircuitStateMachine } from './circuit-state-machine';
 
-// Transitions are shared constants: reporting one allocates nothing. A transition to open carries the outcomes that
-// opened it, so it is built then (a rare event, never on a call that leaves the state as it is).
-const OPEN_TO_HALF_OPEN: BreakerTransition = Object.freeze({ from: 'open', to: 'half_open' });
-const HALF_OPEN_TO_CLOSED: BreakerTransition = Object.freeze({ from: 'half_open', to: 'closed' });
-const opened = (from: BreakerState, calls: number, failures: number): BreakerTransition =>
-  Object.freeze({ from, to: 'open', failureRatio: failures / calls, calls });
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-type Admitted = Mutable<Extract<BreakerAdmission, { admitted: true }>>;
-type Rejected = Mutable<Extract<BreakerAdmission, { admitted: false }>>;
-
-/** One breaker's state. Result objects are reused per key (the port allows it), so the hot path allocates nothing. */
-class BreakerEntry {
-  state: BreakerState = 'closed';
-  generation = 0;
-  openUntil = 0;
-  /** Calls and failures that last opened the breaker (kept while open and half-open; 0 once closed). */
-  openedCalls = 0;
-  openedFailures = 0;
-  readonly window = new RollingWindow();
-  /** Half-open probe leases currently held, with the time each one is reclaimed. */
-  readonly leases: string[] = [];
-  readonly leaseExpiry: number[] = [];
-  /** Probes of this half-open period that reported success. */
-  successes = 0;
-  leaseSeq = 0;
-  readonly admitted: Admitted = {
-    admitted: true,
-    state: 'closed',
-    generation: 0,
-    lease: undefined,
-    transition: undefined,
-  };
-  readonly rejected: Rejected = { admitted: false, state: 'open', retryAfter: 0, transition: undefined };
-  readonly recorded: Mutable<BreakerRecordResult> = { state: 'closed', transition: undefined };
-
-  /** Every state change goes through here: a new generation makes outcomes of earlier admissions stale. */
-  moveTo(state: BreakerState, openUntil = 0): void {
-    if (state === 'closed') this.openedCalls = this.openedFailures = 0;
-    this.state = state;
-    this.generation++;
-    this.leases.length = 0;
-    this.leaseExpiry.length = 0;
-    this.successes = 0;
-    this.openUntil = openUntil;
-    if (state === 'closed') this.window.clear();
-  }
-
-  /**
-   * Frees the slots of probes that never reported within `breakDuration`, so half-open cannot wedge. A lease
-   * expiring more than `breakDuration` ahead was granted before the clock stepped back: it is cut to that.
-   */
-  reclaimLeases(now: number, breakDuration: number): void {
-    for (let i = this.leases.length - 1; i >= 0; i--) {
-      if (this.leaseExpiry[i]! <= now) {
-        this.leases.splice(i, 1);
-        this.leaseExpiry.splice(i, 1);
-      } else if (this.leaseExpiry[i]! - now > breakDuration) this.leaseExpiry[i] = now + breakDuration;
-    }
-  }
-
-  dropLease(index: number): void {
-    this.leases.splice(index, 1);
-    this.leaseExpiry.splice(index, 1);
-  }
-}
+const NEVER_SEEN: BreakerSnapshot = Object.freeze({
+  state: 'closed',
+  failureRatio: 0,
+  calls: 0,
+  generation: 0,
+});
 
 /**
- * The default {@link CircuitBreakerStore}: synchronous, per process, time only from the `now` argument.
- * Semantics (SPEC §4, §10, §11.9): a rolling window of calls trips the breaker when `calls ≥ minThroughput` and
- * `failures / calls ≥ failureRatio`; it stays open for `breakDuration`, then the next `acquire` moves it to
- * half-open, which grants exactly `halfOpenMaxCalls` probe leases per half-open period. All probes succeeding closes
- * it with a fresh window, any failure re-opens it, a `release` hands a lease back, and a lease that never reports is
- * reclaimed after `breakDuration`. Every state change bumps `generation`; outcomes carrying an older one are ignored.
- *
- * `inspect` never changes state; an open breaker whose break has elapsed reads as half-open (what the next call finds).
- * While open or half-open it reports the calls and failures that opened the breaker (the transition to open carries
- * the same), and while open the ms left of the break (`retryAfter`).
+ * The default {@link CircuitBreakerStore}: one {@link CircuitStateMachine} per key, synchronous, per process, time
+ * only from the `now` argument (the machine's doc comment states the semantics).
  */
 export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
-  readonly #entries = new Map<string, BreakerEntry>();
+  readonly #entries = new Map<string, CircuitStateMachine>();
 
   /** Number of keys held (for tests of bounded memory). */
   get size(): number {
@@ -100,33 +30,9 @@ export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
   }
 
   acquire(key: StateKey, params: BreakerParams, now: number): BreakerAdmission {
-    const e = this.#entry(key);
-    let transition: BreakerTransition | undefined;
-    if (e.state === 'closed') {
-      const a = e.admitted;
-      a.state = 'closed';
-      a.generation = e.generation;
-      a.lease = undefined;
-      a.transition = undefined;
-      return a;
-    }
-    if (e.state === 'open') {
-      // Open for at most `breakDuration` from now: a clock that stepped back must not stretch the break.
-      if (e.openUntil - now > params.breakDuration) e.openUntil = now + params.breakDuration;
-      if (now < e.openUntil) return this.#reject(e, 'open', e.openUntil - now, undefined);
-      e.moveTo('half_open');
-      transition = OPEN_TO_HALF_OPEN;
-    }
-    e.reclaimLeases(now, params.breakDuration);
-    if (e.leases.length + e.successes >= params.halfOpenMaxCalls) {
-      // Every slot is taken by a lease in flight (successes alone would have closed the breaker).
-      const retryAfter = e.leases.length > 0 ? Math.min(...e.leaseExpiry) - now : params.breakDuration;
-      return this.#reject(e, 'half_open', retryAfter, transition);
-    }
-    const lease = `${e.generation}:${++e.leaseSeq}`;
-    e.leases.push(lease);
-    e.leaseExpiry.push(now + params.breakDuration);
-    return { admitted: true, state: 'half_open', generation: e.generation, lease, transition };
+    let e = this.#entries.get(key.id);
+    if (e === undefined) this.#entries.set(key.id, (e = new CircuitStateMachine()));
+    return e.acquire(params, now);
   }
 
   record(
@@ -138,104 +44,18 @@ export class InMemoryCircuitBreakerStore implements CircuitBreakerStore {
   ): BreakerRecordResult {
     const e = this.#entries.get(key.id);
     if (e === undefined) return { state: 'closed', transition: undefined };
-    const r = e.recorded;
-    r.transition = undefined;
-    if (permit.generation === e.generation) {
-      if (e.state === 'closed') this.#recordClosed(e, params, outcome, now);
-      else if (e.state === 'half_open') this.#recordProbe(e, params, permit, outcome, now);
-    }
-    r.state = e.state;
-    return r;
+    return e.record(params, permit, outcome, now);
   }
 
   inspect(key: StateKey, params: BreakerParams, now: number): BreakerSnapshot {
-    const e = this.#entries.get(key.id);
-    if (e === undefined) return { state: 'closed', failureRatio: 0, calls: 0, generation: 0 };
-    // Closed: the rolling window now. Open, half-open: the outcomes that opened it (the window is not kept then).
-    const w =
-      e.state === 'closed'
-        ? e.window.peek(params.samplingWindow, now)
-        : { calls: e.openedCalls, failures: e.openedFailures };
-    const failureRatio = w.calls === 0 ? 0 : w.failures / w.calls;
-    const generation = e.generation;
-    // Open until at most breakDuration from now, as `acquire` reads it after a clock stepped back (no state moves).
-    const retryAfter = Math.min(e.openUntil - now, params.breakDuration);
-    if (e.state === 'open' && retryAfter > 0)
-      return { state: 'open', failureRatio, calls: w.calls, generation, retryAfter };
-    // An open breaker whose break is over reads as half-open: that is what the next call finds (no state moves).
-    const state = e.state === 'open' ? 'half_open' : e.state;
-    return { state, failureRatio, calls: w.calls, generation };
+    return this.#entries.get(key.id)?.inspect(params, now) ?? NEVER_SEEN;
   }
 
   reset(key: StateKey, _now: number): void {
-    const e = this.#entries.get(key.id);
-    if (e !== undefined) e.moveTo('closed');
+    this.#entries.get(key.id)?.reset();
   }
 
   evict(key: StateKey): void {
     this.#entries.delete(key.id);
-  }
-
-  #entry(key: StateKey): BreakerEntry {
-    let e = this.#entries.get(key.id);
-    if (e === undefined) {
-      e = new BreakerEntry();
-      this.#entries.set(key.id, e);
-    }
-    return e;
-  }
-
-  #reject(
-    e: BreakerEntry,
-    state: BreakerState,
-    retryAfter: number,
-    transition: BreakerTransition | undefined,
-  ): BreakerAdmission {
-    if (transition !== undefined) return { admitted: false, state, retryAfter, transition };
-    const r = e.rejected;
-    r.state = state;
-    r.retryAfter = retryAfter;
-    r.transition = undefined;
-    return r;
-  }
-
-  #recordClosed(e: BreakerEntry, params: BreakerParams, outcome: BreakerOutcome, now: number): void {
-    if (outcome === 'release') return;
-    const w = e.window;
-    w.advance(params.samplingWindow, now);
-    w.add(outcome === 'failure');
-    if (w.failures > 0 && w.calls >= params.minThroughput && w.failures / w.calls >= params.failureRatio) {
-      e.recorded.transition = opened('closed', w.calls, w.failures);
-      e.openedCalls = w.calls;
-      e.openedFailures = w.failures;
-      e.moveTo('open', now + params.breakDuration);
-    }
-  }
-
-  #recordProbe(
-    e: BreakerEntry,
-    params: BreakerParams,
-    permit: BreakerPermit,
-    outcome: BreakerOutcome,
-    now: number,
-  ): void {
-    e.reclaimLeases(now, params.breakDuration);
-    const i = permit.lease === undefined ? -1 : e.leases.indexOf(permit.lease);
-    if (i < 0) return; // a lease already reclaimed (or none): its outcome no longer counts
-    if (outcome === 'failure') {
-      // What opens it again: the probes that reported in this half-open period (successes, then this failure).
-      e.openedCalls = e.successes + 1;
-      e.openedFailures = 1;
-      e.recorded.transition = opened('half_open', e.openedCalls, 1);
-      e.moveTo('open', now + params.breakDuration);
-      return;
-    }
-    e.dropLease(i);
-    if (outcome === 'release') return;
-    e.successes++;
-    if (e.successes >= params.halfOpenMaxCalls) {
-      e.moveTo('closed');
-      e.recorded.transition = HALF_OPEN_TO_CLOSED;
-    }
   }
 }
