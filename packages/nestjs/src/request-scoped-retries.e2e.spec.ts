@@ -18,7 +18,7 @@ import { RetryOnce } from './__tests__/user-interceptors';
 import { CallSignal, ResilienceModule, Resilient } from './index';
 
 /**
- * peers.md §5 item 23 (nestjs-resilience #487): a handler that depends on a request-scoped provider must see that
+ * nestjs-resilience #487: a handler that depends on a request-scoped provider must see that
  * request's instance on every attempt — the policy's retries and the re-subscriptions of a user's retrying
  * interceptor — and the next request a fresh one, never an instance captured by the first call.
  */

@@ -22,7 +22,7 @@ import { RetryTwice } from './__tests__/user-interceptors';
 import { CallSignal, ResilienceModule, Resilient } from './index';
 
 /**
- * peers.md §5 item 23 (nest #11923): the user's own interceptor retries by re-subscribing `next.handle()`. Listed on
+ * nest #11923: the user's own interceptor retries by re-subscribing `next.handle()`. Listed on
  * the class, it runs outside Ballast (the decorators' interceptor is on the method, and on HTTP the policy wraps the
  * handler itself): each re-subscription must call the handler again under the policy — a new call, with its own
  * attempts, signal and breaker outcome — never the handler bare, and never the policy nested in itself.

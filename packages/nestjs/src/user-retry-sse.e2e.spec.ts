@@ -10,7 +10,7 @@ import { RetryTwice } from './__tests__/user-interceptors';
 import { ResilienceModule, Resilient } from './index';
 
 /**
- * peers.md §5 item 23 (nest #11923) on `@Sse()` routes, which stay on the interceptor and are gated by the breaker
+ * nest #11923 on `@Sse()` routes, which stay on the interceptor and are gated by the breaker
  * only: the user's interceptor re-subscribes after a mid-stream failure. Each re-subscription must be a new stream
  * admitted by the breaker again, each failure must count once, and the permit of the last stream must be given back
  * when the client leaves.

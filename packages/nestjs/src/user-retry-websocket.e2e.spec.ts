@@ -17,7 +17,7 @@ import { RetryTwice } from './__tests__/user-interceptors';
 import { ResilienceModule, Resilient } from './index';
 
 /**
- * peers.md §5 item 23 (nest #11923) on a socket.io gateway: the user's own interceptor, on the gateway class, retries
+ * nest #11923 on a socket.io gateway: the user's own interceptor, on the gateway class, retries
  * a `@SubscribeMessage` handler by re-subscribing `next.handle()`. Each re-subscription must be a new call under the
  * handler's policy — its own attempts, signal and breaker outcome — never the handler bare, never the policy nested.
  */

@@ -194,7 +194,7 @@ if (RUN_REDIS_TESTS) {
       });
     });
 
-    describe('two Resilience instances on one Redis, a concurrent flood (peers.md §5 item 14)', () => {
+    describe('two Resilience instances on one Redis, a concurrent flood (@nestjs/throttler #1303: a Redis limit of 5 let ~400 of 1,000 requests through)', () => {
       // @nestjs/throttler #1303 let ~400 of 1,000 requests through a limit of 5 on Redis; nestjs-resilience reads,
       // mutates and writes its breaker. Here the whole executor runs on two clients: nothing may be decided locally.
       /**

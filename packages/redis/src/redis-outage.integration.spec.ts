@@ -246,7 +246,7 @@ if (RUN_REDIS_TESTS) {
         );
       });
 
-      it('fails open without swallowing failures: the local breaker trips during the outage, Redis governs once back (peers.md §5 item 15)', async () => {
+      it('fails open without swallowing failures: the local breaker trips during the outage, Redis governs once back (litellm PR #34300, next-shared-cache #771)', async () => {
         // litellm PR #34300: store errors swallowed, so the breaker could never trip; next-shared-cache #771: dead
         // after a reconnect.
         const { resilience, events } = build(true);

@@ -10,7 +10,7 @@ import { breaker, codeOf, errorOf, policy } from './kit';
 
 /**
  * Composition order proofs (SPEC §4: rate limit → bulkhead → breaker | throttle → retry → timeout, whatever the
- * listed order; peers.md §5 item 22).
+ * listed order; resilience4j #1656, #1657, #515).
  */
 
 const snap = async (r: Resilience) => (await r.admin.inspect({ policy: 'p' }))[0]!;

@@ -5,7 +5,7 @@ import { deferred, infraError, settle, setup } from './helpers';
 import { breaker, policy } from './kit';
 
 /**
- * Hedging meets the control plane (SPEC §4 hedge, §6; peers.md §5 item 12). A hedge is a new request to the
+ * Hedging meets the control plane (SPEC §4 hedge, §6; Finagle #962, failsafe-go #65, #134, #141, Polly PR #1340). A hedge is a new request to the
  * dependency, admitted through the pipeline: a hedge that fires after the breaker opened is refused with
  * `circuit_open`, so a hedge that fires after an operator forced the route open is refused too — forced open is
  * the stronger switch, and it comes before any strategy.

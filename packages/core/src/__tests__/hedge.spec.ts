@@ -9,7 +9,7 @@ import type { CallContext } from '../resilience-types';
 import { deferred, infraError, settle, setup } from './helpers';
 import { codeOf, hang, policy, trackedController } from './kit';
 
-/** Hedging (SPEC §4, §11.8, §11.13; peers.md §5 item 12). */
+/** Hedging (SPEC §4, §11.8, §11.13; Finagle #962, failsafe-go #65, #134, #141, Polly PR #1340). */
 
 function hedged(h: HedgeStrategyOptions, strategies: readonly Strategy[] = []) {
   return setup([policy('p', strategies, { hedge: new HedgeStrategy(h) })]);

@@ -7,7 +7,7 @@ import { KeyState } from '../executor/policy-runtime';
 import { deferred, infraError, settle, setup } from './helpers';
 import { breaker, policy } from './kit';
 
-/** Per-policy key bound with eviction of idle keys only (SPEC §5; peers.md §5 item 7). */
+/** Per-policy key bound with eviction of idle keys only (SPEC §5; @nestjs/throttler #2665, resilience4j #2243, opossum PR #365). */
 
 const limited = (maxKeysPerPolicy: number, extra: Parameters<typeof setup>[1] = {}) =>
   setup(

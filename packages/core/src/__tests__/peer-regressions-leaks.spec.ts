@@ -13,11 +13,11 @@ import { deferred, settle, setup } from './helpers';
 import { breaker, codeOf, hang, policy, trackNodeTimers, trackedController } from './kit';
 
 /**
- * Peer bugs of peers.md §5, items 6–12 (cancellation, timers, memory, hedging), one named regression test each;
+ * Peer libraries' bugs about cancellation, timers, memory and hedging (cockatiel #69, #81, #112; failsafe #393; resilience4j #905; opossum #861; failsafe-go #65, #141), one named regression test each;
  * items 1–5, 13, 16 and 18–25 are in peer-regressions.spec.ts. Most have a fuller counterpart in the suite of their concept.
  */
 
-describe('peers.md §5 — cancellation, timers, memory', () => {
+describe('peer libraries’ bugs — cancellation, timers, memory', () => {
   it('6. abort-listener leaks (cockatiel #69, #81): 10k executions on one parent signal → baseline', async () => {
     const { resilience, clock } = setup([policy('p', [new TimeoutStrategy({ timeout: 100 })])]);
     const t = trackedController();
@@ -254,7 +254,7 @@ describe('peers.md §5 — cancellation, timers, memory', () => {
   });
 });
 
-describe('peers.md §5 — hedging (item 12)', () => {
+describe('peer libraries’ bugs — hedging', () => {
   const hedged = () =>
     setup([
       policy('p', [new TimeoutStrategy({ timeout: 150 })], {

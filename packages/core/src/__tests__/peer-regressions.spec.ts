@@ -16,14 +16,14 @@ import { deferred, infraError, settle, setup } from './helpers';
 import { breaker, codeOf, errorOf, kindError, policy } from './kit';
 
 /**
- * One regression test per peer bug of peers.md §5 that applies to core (items 1–5, 13, 16, 18–22, 25 here;
+ * One regression test per peer library bug that applies to core (each describe names the upstream issues;
  * 6–12 in peer-regressions-leaks.spec.ts), named after the issue. Most have a fuller counterpart in the suite of their concept; these are the compact, named proofs.
  */
 
 const state = async (r: Resilience) => (await r.admin.inspect({ policy: 'p' }))[0]?.breaker?.state;
 const failOnce = (r: Resilience) => r.run(() => Promise.reject(infraError()), { policy: 'p' }).catch(() => 0);
 
-describe('peers.md §5 — breaker', () => {
+describe('peer libraries’ bugs — breaker', () => {
   it('1. half-open stampede (opossum #119, Polly #216): 1,000 concurrent calls → exactly k probes', async () => {
     const { resilience, clock } = setup([policy('p', [breaker({ minThroughput: 1, halfOpenMaxCalls: 2 })])]);
     await failOnce(resilience);
@@ -208,7 +208,7 @@ describe('peers.md §5 — breaker', () => {
   });
 });
 
-describe('peers.md §5 — request bodies and limiter races', () => {
+describe('peer libraries’ bugs — request bodies and limiter races', () => {
   it('13. a retry or a hedge never resends a consumed body (failsafe-go #73): every attempt builds its own; hedge: false gates hedging', async () => {
     const { resilience, clock } = setup([
       policy('retried', [
@@ -339,7 +339,7 @@ describe('peers.md §5 — request bodies and limiter races', () => {
   });
 });
 
-describe('peers.md §5 — state and hygiene', () => {
+describe('peer libraries’ bugs — state and hygiene', () => {
   it('20. backoff math never overflows (cockatiel #86): attempts up to 1e6 give finite delays in [0, max]', () => {
     fc.assert(
       fc.property(

@@ -8,7 +8,7 @@ import type { Strategy } from '../strategies/strategy';
 import { deferred, infraError, settle, setup } from './helpers';
 import { breaker, policy, trackedController } from './kit';
 
-/** Store failures and `failOpenOnStoreError` (SPEC §5, §7; peers.md §5 item 15). */
+/** Store failures and `failOpenOnStoreError` (SPEC §5, §7; litellm PR #34300, next-shared-cache #771). */
 
 type Mode = 'ok' | 'throw' | 'reject' | 'hang';
 

@@ -6,7 +6,7 @@ import { deferred, settle, setup } from './helpers';
 import { breaker, codeOf, hang, policy } from './kit';
 import { ON_ABORT, type AbortHook } from '../executor/attempt-context';
 
-/** Attempt timeout through `run()` (SPEC §2, §4, §11.13; peers.md §5 items 9, 10). */
+/** Attempt timeout through `run()` (SPEC §2, §4, §11.13; resilience4j #905, #1041; opossum #861). */
 
 describe('timeout', () => {
   it('aborts the attempt signal with infrastructure / attempt_timeout and settles even when fn ignores it', async () => {

@@ -15,7 +15,7 @@ import type { ControllerDeps, LimitController } from './limit-controllers';
 
 /**
  * Random interleavings of acquire / cancel / deadline expiry / release(success|failure|neutral) and limit changes
- * (peers.md §5 item 8: failsafe #393 timed-out waiters eating permits, cockatiel #112 aborted waiters starving the
+ * (a peer bug: failsafe #393 timed-out waiters eating permits, cockatiel #112 aborted waiters starving the
  * queue, resilience4j #264 double release). A model tracks every handle; after every step (and its microtasks):
  * - permits are conserved: `inUse` equals the slots the model holds, never negative, never above the highest
  *   limit seen, and `≤ limit` whenever the step admitted anyone;

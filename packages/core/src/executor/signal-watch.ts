@@ -1,7 +1,7 @@
 /**
  * One `abort` listener per caller signal, however many calls share it. A long-lived signal (a request's, a
  * server's shutdown signal) is often passed to many concurrent calls; one listener per call would trip Node's
- * `MaxListenersExceededWarning` past 10 (peers.md §5 item 25) and costs an `addEventListener` per call. Here the
+ * `MaxListenersExceededWarning` past 10 (opossum PR #70, PR #443) and costs an `addEventListener` per call. Here the
  * first call on a signal attaches the listener, the last one to finish detaches it — unless the signal was
  * {@link keepSignalWatched kept watched}.
  */

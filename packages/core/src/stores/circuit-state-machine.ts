@@ -97,33 +97,32 @@ export class CircuitStateMachine {
   }
 
   acquire(params: BreakerParams, now: number): BreakerAdmission {
-    const e = this;
     let transition: BreakerTransition | undefined;
-    if (e.state === 'closed') {
-      const a = e.admitted;
+    if (this.state === 'closed') {
+      const a = this.admitted;
       a.state = 'closed';
-      a.generation = e.generation;
+      a.generation = this.generation;
       a.lease = undefined;
       a.transition = undefined;
       return a;
     }
-    if (e.state === 'open') {
+    if (this.state === 'open') {
       // Open for at most `breakDuration` from now: a clock that stepped back must not stretch the break.
-      if (e.openUntil - now > params.breakDuration) e.openUntil = now + params.breakDuration;
-      if (now < e.openUntil) return this.#reject(e, 'open', e.openUntil - now, undefined);
-      e.moveTo('half_open');
+      if (this.openUntil - now > params.breakDuration) this.openUntil = now + params.breakDuration;
+      if (now < this.openUntil) return this.#reject(this, 'open', this.openUntil - now, undefined);
+      this.moveTo('half_open');
       transition = OPEN_TO_HALF_OPEN;
     }
-    e.reclaimLeases(now, params.breakDuration);
-    if (e.leases.length + e.successes >= params.halfOpenMaxCalls) {
+    this.reclaimLeases(now, params.breakDuration);
+    if (this.leases.length + this.successes >= params.halfOpenMaxCalls) {
       // Every slot is taken by a lease in flight (successes alone would have closed the breaker).
-      const retryAfter = e.leases.length > 0 ? Math.min(...e.leaseExpiry) - now : params.breakDuration;
-      return this.#reject(e, 'half_open', retryAfter, transition);
+      const retryAfter = this.leases.length > 0 ? Math.min(...this.leaseExpiry) - now : params.breakDuration;
+      return this.#reject(this, 'half_open', retryAfter, transition);
     }
-    const lease = `${e.generation}:${++e.leaseSeq}`;
-    e.leases.push(lease);
-    e.leaseExpiry.push(now + params.breakDuration);
-    return { admitted: true, state: 'half_open', generation: e.generation, lease, transition };
+    const lease = `${this.generation}:${++this.leaseSeq}`;
+    this.leases.push(lease);
+    this.leaseExpiry.push(now + params.breakDuration);
+    return { admitted: true, state: 'half_open', generation: this.generation, lease, transition };
   }
 
   record(
@@ -132,32 +131,30 @@ export class CircuitStateMachine {
     outcome: BreakerOutcome,
     now: number,
   ): BreakerRecordResult {
-    const e = this;
-    const r = e.recorded;
+    const r = this.recorded;
     r.transition = undefined;
-    if (permit.generation === e.generation) {
-      if (e.state === 'closed') this.#recordClosed(e, params, outcome, now);
-      else if (e.state === 'half_open') this.#recordProbe(e, params, permit, outcome, now);
+    if (permit.generation === this.generation) {
+      if (this.state === 'closed') this.#recordClosed(this, params, outcome, now);
+      else if (this.state === 'half_open') this.#recordProbe(this, params, permit, outcome, now);
     }
-    r.state = e.state;
+    r.state = this.state;
     return r;
   }
 
   inspect(params: BreakerParams, now: number): BreakerSnapshot {
-    const e = this;
     // Closed: the rolling window now. Open, half-open: the outcomes that opened it (the window is not kept then).
     const w =
-      e.state === 'closed'
-        ? e.window.peek(params.samplingWindow, now)
-        : { calls: e.openedCalls, failures: e.openedFailures };
+      this.state === 'closed'
+        ? this.window.peek(params.samplingWindow, now)
+        : { calls: this.openedCalls, failures: this.openedFailures };
     const failureRatio = w.calls === 0 ? 0 : w.failures / w.calls;
-    const generation = e.generation;
+    const generation = this.generation;
     // Open until at most breakDuration from now, as `acquire` reads it after a clock stepped back (no state moves).
-    const retryAfter = Math.min(e.openUntil - now, params.breakDuration);
-    if (e.state === 'open' && retryAfter > 0)
+    const retryAfter = Math.min(this.openUntil - now, params.breakDuration);
+    if (this.state === 'open' && retryAfter > 0)
       return { state: 'open', failureRatio, calls: w.calls, generation, retryAfter };
     // An open breaker whose break is over reads as half-open: that is what the next call finds (no state moves).
-    const state = e.state === 'open' ? 'half_open' : e.state;
+    const state = this.state === 'open' ? 'half_open' : this.state;
     return { state, failureRatio, calls: w.calls, generation };
   }
 

@@ -2,7 +2,7 @@ import { Injectable, type CallHandler, type ExecutionContext, type NestIntercept
 import { retry, type Observable } from 'rxjs';
 
 /*
- * A user's own retrying interceptor (peers.md §5 item 23, nest #11923): it retries by re-subscribing
+ * A user's own retrying interceptor (nest #11923): it retries by re-subscribing
  * `next.handle()`, so each re-subscription must be a new call under Ballast's policy.
  */
 

@@ -5,7 +5,7 @@ import type { CircuitBreakerStoreShape } from './store-shapes';
 
 /**
  * The contract of a `CircuitBreakerStore` (SPEC §4, §10, §11.9), runnable against any implementation. Every rule
- * here guards a bug seen in other libraries (peers.md §5 items 1–5, 14, 18).
+ * here guards a bug seen in other libraries (opossum #119, #385, #481; Polly #216, #217, #311, #717; @nestjs/throttler #1303).
  */
 export function describeCircuitBreakerStoreConformance(
   name: string,
@@ -238,7 +238,7 @@ export function describeCircuitBreakerStoreConformance(
       });
     });
 
-    // A wall clock (Redis TIME) can step back (NTP, a failover to a primary whose clock lags): peers.md §5 item 19.
+    // A wall clock (Redis TIME) can step back (NTP, a failover to a primary whose clock lags): cockatiel, opossum and @nestjs/throttler read the wall clock.
     it('starts the window over when the clock steps back a whole window, so it can still trip', async () => {
       const b = bench();
       const key = b.key();
