@@ -173,6 +173,17 @@ for (const [proj, graph] of graphs) {
   };
   for (const v of graph.keys()) if (!index.has(v)) visit(v);
 }
+// The algorithm packages may not share code (SPEC §1: no dependencies but aimd → p2-quantile), so each holds the
+// same option-checks.ts: it must stay the same file everywhere, one way to report a bad option.
+{
+  const copies = ALGORITHMS.map((name) => path.join(root, 'packages', name, 'src', 'option-checks.ts'));
+  const reference = fs.readFileSync(copies[0], 'utf8');
+  for (const copy of copies.slice(1))
+    if (!fs.existsSync(copy) || fs.readFileSync(copy, 'utf8') !== reference)
+      violations.push(
+        `${path.relative(root, copy)} differs from ${path.relative(root, copies[0])}: the algorithm packages' option checks are one file, copied (edit one, copy it to the others)`,
+      );
+}
 // package.json dependencies must agree with the same table.
 for (const [proj, rule] of Object.entries(RULES)) {
   const pj = path.join(root, proj, 'package.json');

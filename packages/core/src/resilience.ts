@@ -17,6 +17,7 @@ import { TimerQueue } from './executor/timer-queue';
 import { admitStream, type StreamPermit } from './executor/stream-admission';
 import { createAdmin, type AdminHost } from './admin/resilience-admin';
 import { callArgumentsError, validCallArguments } from './validation/call-arguments';
+import { OptionsValidator, Rules, formatValue } from './validation/options-validator';
 
 /**
  * Key of `Resilience`'s callback-style `run`, for Ballast's own integrations (`@ballast/nestjs`); not public API.
@@ -57,57 +58,41 @@ export class Resilience {
   readonly #maxKeys: number;
 
   constructor(options: ResilienceOptions = {}) {
-    const violations: string[] = [];
+    // One options check, as every strategy's: each violation named with its field, constraint and value, together.
+    const v = new OptionsValidator('Resilience');
     // A misspelled option (`polices`, `maxKeys`) must not silently leave its default in place.
     if (typeof options === 'object' && options !== null)
       for (const key of Object.keys(options))
         if (!RESILIENCE_OPTION_KEYS.includes(key))
-          violations.push(
-            `${key} must be a known Resilience option (${RESILIENCE_OPTION_KEYS.join(', ')}), got ${describe(
-              (options as Record<string, unknown>)[key],
-            )}`,
+          v.fail(
+            key,
+            `a known Resilience option (${RESILIENCE_OPTION_KEYS.join(', ')})`,
+            (options as Record<string, unknown>)[key],
           );
     const policies = options.policies ?? [];
     const seen = new Set<string>();
-    if (!Array.isArray(policies))
-      violations.push(`policies must be an array of ResiliencePolicy, got ${describe(policies)}`);
+    if (!Array.isArray(policies)) v.fail('policies', 'an array of ResiliencePolicy', policies);
     else
       policies.forEach((p, i) => {
-        if (!(p instanceof ResiliencePolicy))
-          violations.push(`policies[${i}] must be a ResiliencePolicy, got ${describe(p)}`);
-        else if (seen.has(p.name))
-          violations.push(`policies[${i}].name must be unique, got a second '${p.name}'`);
+        if (!(p instanceof ResiliencePolicy)) v.fail(`policies[${i}]`, 'a ResiliencePolicy', p);
+        else if (seen.has(p.name)) v.fail(`policies[${i}].name`, `unique (a second '${p.name}')`, p.name);
         else seen.add(p.name);
       });
-    const maxKeys = options.maxKeysPerPolicy ?? 4096;
-    if (!Number.isInteger(maxKeys) || maxKeys < 1) {
-      violations.push(`maxKeysPerPolicy must be an integer ≥ 1, got ${String(maxKeys)}`);
-    }
-    if (options.ambientContext !== undefined && typeof options.ambientContext !== 'boolean') {
-      violations.push(`ambientContext must be a boolean, got ${describe(options.ambientContext)}`);
-    }
-    if (options.random !== undefined && typeof options.random !== 'function') {
-      violations.push(`random must be a function returning [0, 1), got ${describe(options.random)}`);
-    }
-    if (options.classify !== undefined && typeof options.classify !== 'function') {
-      violations.push(
-        `classify must be a function (error) => ExceptionKind | undefined, got ${describe(options.classify)}`,
-      );
-    }
-    if (options.clock !== undefined && !hasMethods(options.clock, CLOCK_METHODS)) {
-      violations.push(
-        `clock must be a Clock { ${CLOCK_METHODS.join(', ')} }, got ${describe(options.clock)}`,
-      );
-    }
-    checkStores(options.stores, violations);
-    if (violations.length > 0) {
-      throw new ResilienceError({
-        kind: 'configuration',
-        code: ErrorCode.INVALID_POLICY,
-        message: `Invalid Resilience options: ${violations.join('; ')}`,
-        details: { violations },
-      });
-    }
+    const maxKeys = v.optionalNumber(
+      'maxKeysPerPolicy',
+      options.maxKeysPerPolicy,
+      Rules.COUNT_AT_LEAST_ONE,
+      4096,
+    );
+    if (options.ambientContext !== undefined) v.boolean('ambientContext', options.ambientContext, true);
+    if (options.random !== undefined && typeof options.random !== 'function')
+      v.fail('random', 'a function returning [0, 1)', options.random);
+    if (options.classify !== undefined && typeof options.classify !== 'function')
+      v.fail('classify', 'a function (error) => ExceptionKind | undefined', options.classify);
+    if (options.clock !== undefined && !hasMethods(options.clock, CLOCK_METHODS))
+      v.fail('clock', `a Clock { ${CLOCK_METHODS.join(', ')} }`, options.clock);
+    checkStores(options.stores, v);
+    v.throwIfInvalid();
     this.#maxKeys = maxKeys;
     this.clock = options.clock ?? systemClock;
     const stores = options.stores ?? {};
@@ -214,7 +199,7 @@ export class Resilience {
   /** Subscribes to every event; returns the unsubscribe function. With no listener nothing is built. */
   on(listener: ResilienceListener): () => void {
     if (typeof listener !== 'function')
-      throw new TypeError(`listener must be a function, got ${describe(listener)}`);
+      throw new TypeError(`listener must be a function, got ${formatValue(listener)}`);
     this.#listeners = [...this.#listeners, listener];
     this.#engine.listening = true;
     let subscribed = true;
@@ -309,30 +294,22 @@ const RESILIENCE_OPTION_KEYS: readonly string[] = [
 ];
 
 /** A store given in the wrong shape (or under an unknown name) fails at construction, not on the first call. */
-function checkStores(stores: unknown, violations: string[]): void {
+function checkStores(stores: unknown, v: OptionsValidator): void {
   if (stores === undefined) return;
   if (typeof stores !== 'object' || stores === null) {
-    violations.push(
-      `stores must be an object { circuitBreaker?, rateLimit?, latencyDigest? }, got ${describe(stores)}`,
-    );
+    v.fail('stores', 'an object { circuitBreaker?, rateLimit?, latencyDigest? }', stores);
     return;
   }
   for (const key of Object.keys(stores))
     if (!Object.prototype.hasOwnProperty.call(STORE_METHODS, key))
-      violations.push(
-        `stores.${key} must be a known store (${Object.keys(STORE_METHODS).join(', ')}), got ${describe(
-          (stores as Record<string, unknown>)[key],
-        )}`,
+      v.fail(
+        `stores.${key}`,
+        `a known store (${Object.keys(STORE_METHODS).join(', ')})`,
+        (stores as Record<string, unknown>)[key],
       );
   for (const [name, methods] of Object.entries(STORE_METHODS)) {
     const store = (stores as Record<string, unknown>)[name];
     if (store !== undefined && !hasMethods(store, methods))
-      violations.push(`stores.${name} must be a store with ${methods.join(', ')}, got ${describe(store)}`);
+      v.fail(`stores.${name}`, `a store with ${methods.join(', ')}`, store);
   }
-}
-
-function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (typeof v === 'object') return (v as object).constructor?.name ?? 'object';
-  return typeof v === 'string' ? `'${v}'` : `${typeof v} ${String(v)}`;
 }

@@ -26,3 +26,6 @@ export class OptionProblems {
     if (this.problems.length > 0) throw new RangeError(`${this.owner}: ${this.problems.join('; ')}`);
   }
 }
+
+/** True for finite numbers strictly between 0 and 1, the domain of a quantile. @internal */
+export const isOpenUnit = (x: unknown): x is number => typeof x === 'number' && x > 0 && x < 1;

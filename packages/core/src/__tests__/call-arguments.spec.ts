@@ -165,7 +165,7 @@ describe('call arguments', () => {
 
   it('new Resilience reports policies that are not an array instead of crashing on them', () => {
     expect(() => new ResilienceClass({ policies: {} as never, maxKeysPerPolicy: 0 })).toThrow(
-      'Invalid Resilience options: policies must be an array of ResiliencePolicy, got Object; maxKeysPerPolicy must be an integer ≥ 1, got 0',
+      'Invalid Resilience options: policies must be an array of ResiliencePolicy, got {}; maxKeysPerPolicy must be an integer ≥ 1, got 0',
     );
   });
 });

@@ -71,12 +71,12 @@ describe('Resilience.run basics', () => {
     expect((error as Error).message).toBe(
       'Invalid Resilience options: ' +
         "classify must be a function (error) => ExceptionKind | undefined, got 'x'; " +
-        'clock must be a Clock { now, setTimeout, clearTimeout }, got number 5; ' +
-        'stores.circuitBreaker must be a store with acquire, record, inspect, reset, got number 42; ' +
-        'stores.rateLimit must be a store with take, tokens, reset, got Object',
+        'clock must be a Clock { now, setTimeout, clearTimeout }, got 5; ' +
+        'stores.circuitBreaker must be a store with acquire, record, inspect, reset, got 42; ' +
+        'stores.rateLimit must be a store with take, tokens, reset, got { take: a function }',
     );
     expect(() => new Resilience({ stores: 7 as never })).toThrow(
-      'stores must be an object { circuitBreaker?, rateLimit?, latencyDigest? }, got number 7',
+      'stores must be an object { circuitBreaker?, rateLimit?, latencyDigest? }, got 7',
     );
     expect(() => new Resilience({ clock: { now: () => 0 } as never })).toThrow(/clock must be a Clock/);
   });

@@ -93,7 +93,7 @@ export function formatValue(value: unknown, depth = 0): string {
     return `[${items.join(', ')}${value.length > 5 ? ', …' : ''}]`;
   }
   const name = (value as object).constructor?.name;
-  if (name !== undefined && name !== 'Object') return `a ${name}`;
+  if (name !== undefined && name !== 'Object') return `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}`;
   const entries = Object.entries(value as object);
   if (entries.length === 0) return '{}';
   const shown = entries.slice(0, 5).map(([k, v]) => `${k}: ${formatValue(v, depth + 1)}`);
