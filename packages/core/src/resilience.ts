@@ -1,4 +1,3 @@
-import { ErrorCode, ResilienceError } from './errors/resilience-error';
 import { composeClassifier } from './errors/classify';
 import type { ResilienceEvent, ResilienceListener } from './events';
 import { ResiliencePolicy } from './policy/resilience-policy';
