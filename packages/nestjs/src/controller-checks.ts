@@ -1,4 +1,4 @@
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import type { InstanceWrapper } from './nest-internals';
 import { MetadataScanner, Reflector } from '@nestjs/core';
 import { CriticalityMetadata } from './criticality-level';
 import { isWrappedHttpHandler } from './http-handler-wrapping';

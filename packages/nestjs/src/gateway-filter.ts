@@ -1,9 +1,6 @@
-import { EXCEPTION_FILTERS_METADATA } from '@nestjs/common/constants';
+import { EXCEPTION_FILTERS_METADATA, GATEWAY_METADATA } from './nest-internals';
 import { HttpAdapterHost, type ModulesContainer } from '@nestjs/core';
 import { ResilienceExceptionFilter } from './resilience-exception.filter';
-
-/** `GATEWAY_METADATA` of `@nestjs/websockets/constants`, spelled out: that package is optional. */
-const GATEWAY_METADATA = 'websockets:is_gateway';
 
 /** One instance for every gateway: on WebSockets the filter needs no HTTP adapter and no application config. */
 let gatewayFilter: ResilienceExceptionFilter | undefined;

@@ -5,8 +5,8 @@ import {
   PATH_METADATA,
   ROUTE_ARGS_METADATA,
   SSE_METADATA,
-} from '@nestjs/common/constants';
-import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+  RouteParamtypes,
+} from './nest-internals';
 import { MetadataScanner, Reflector, type ModulesContainer } from '@nestjs/core';
 import { ResilienceError } from '@ballast/core';
 import { CriticalityMetadata, type CriticalityLevel } from './criticality-level';

@@ -1,5 +1,5 @@
 import { UseInterceptors } from '@nestjs/common';
-import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
+import { INTERCEPTORS_METADATA } from './nest-internals';
 import { ResilienceControllerInterceptor, ResilienceInterceptor } from './resilience.interceptor';
 
 /**

@@ -1,25 +1,20 @@
 import { types } from 'node:util';
-import { PATH_METADATA } from '@nestjs/common/constants';
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import {
+  MESSAGE_MAPPING_METADATA,
+  PATH_METADATA,
+  PATTERN_HANDLER_METADATA,
+  RESOLVER_PROPERTY_METADATA,
+  RESOLVER_REFERENCE_METADATA,
+  RESOLVER_TYPE_METADATA,
+  type InstanceWrapper,
+} from './nest-internals';
 import { Observable } from 'rxjs';
 import { ResilienceError } from '@ballast/core';
 
 /*
- * What kind of method the explorer finds on a provider or controller, read from other packages' metadata. The keys
- * of optional packages (@nestjs/microservices, @nestjs/websockets, @nestjs/graphql) are spelled out, so none of them
- * is a dependency.
+ * What kind of method the explorer finds on a provider or controller, read from other packages' metadata (the keys
+ * of optional packages are spelled out in nest-internals.ts, so none of them is a dependency).
  */
-
-/** `PATTERN_HANDLER_METADATA` of `@nestjs/microservices/constants`, spelled out: that package is optional. */
-const PATTERN_HANDLER_METADATA = 'microservices:handler_type';
-
-/** The metadata `@nestjs/graphql` puts on resolver methods, spelled out: that package is optional. */
-const RESOLVER_TYPE_METADATA = 'graphql:resolver_type';
-const RESOLVER_PROPERTY_METADATA = 'graphql:resolve_property';
-const RESOLVER_REFERENCE_METADATA = 'graphql:resolve_reference';
-
-/** `MESSAGE_MAPPING_METADATA` of `@nestjs/websockets/constants`, spelled out: that package is optional. */
-const MESSAGE_MAPPING_METADATA = 'websockets:message_mapping';
 
 /**
  * A GraphQL resolver method (`@Query`, `@Mutation`, `@ResolveField`, `@ResolveReference`) of `@nestjs/graphql`.

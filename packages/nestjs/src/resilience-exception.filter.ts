@@ -1,5 +1,5 @@
 import { Catch, Logger, Optional, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { FILTER_CATCH_EXCEPTIONS } from '@nestjs/common/constants';
+import { FILTER_CATCH_EXCEPTIONS } from './nest-internals';
 import { ApplicationConfig, BaseExceptionFilter, HttpAdapterHost } from '@nestjs/core';
 import { ResilienceError } from '@ballast/core';
 import { throwError, type Observable } from 'rxjs';

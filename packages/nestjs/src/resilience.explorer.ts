@@ -6,7 +6,7 @@ import {
   ModulesContainer,
   Reflector,
 } from '@nestjs/core';
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import type { InstanceWrapper } from './nest-internals';
 import {
   ErrorCode,
   Resilience,

@@ -5,7 +5,7 @@ import {
   type ExecutionContext,
   type NestInterceptor,
 } from '@nestjs/common';
-import { SSE_METADATA } from '@nestjs/common/constants';
+import { SSE_METADATA } from './nest-internals';
 import { Reflector } from '@nestjs/core';
 import { Resilience, type CallContext } from '@ballast/core';
 import { Observable, from, isObservable, type Subscriber, type Subscription } from 'rxjs';
