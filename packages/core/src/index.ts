@@ -2,7 +2,7 @@
 
 // Executor and control plane
 export { Resilience, RUN_SETTLED } from './resilience';
-export { ON_ABORT, type AbortHook } from './executor/attempt-context';
+export { AMBIENT_SIGNAL, ON_ABORT, type AbortHook } from './executor/attempt-context';
 export type { ResilienceOptions } from './resilience';
 export type { StreamPermit } from './executor/stream-admission';
 export type { CallSettler } from './executor/invocation';

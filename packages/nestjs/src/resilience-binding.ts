@@ -1,4 +1,5 @@
 import { Reflector } from '@nestjs/core';
+import { AMBIENT_SIGNAL, type RunOptions } from '@ballast/core';
 
 /** Options shared by `@Resilient` and `@Hedged`. */
 export interface ResilientOptions {
@@ -21,6 +22,22 @@ export interface ResilienceBinding {
 export const ResilienceBindingMetadata = Reflector.createDecorator<ResilienceBinding>({
   key: 'ballast:resilient',
 });
+
+/**
+ * The `run` options of a bound call — the one place the three ways a decorated method runs (the interceptor, the
+ * wrapped HTTP handler, the wrapped provider method) turn a binding into a call; `signal` is the call's own (the
+ * client's disconnect, an RPC consumer leaving), when it has one.
+ */
+export function runOptionsOf(
+  binding: ResilienceBinding,
+  signal?: AbortSignal,
+): RunOptions<unknown> & { readonly [AMBIENT_SIGNAL]: true } {
+  // A decorated method gets its signal from currentSignal() only (it receives nothing new, SPEC §9): its call runs
+  // in a context frame of its own even when nothing could abort it, where core would leave it in its caller's.
+  return signal === undefined
+    ? { policy: binding.policy, route: binding.route, hedge: binding.hedge, [AMBIENT_SIGNAL]: true }
+    : { policy: binding.policy, route: binding.route, hedge: binding.hedge, signal, [AMBIENT_SIGNAL]: true };
+}
 
 /**
  * Marks the provider-method wrappers the explorer installs on a prototype (and holds the original). Such a method

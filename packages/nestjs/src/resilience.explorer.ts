@@ -21,6 +21,7 @@ import {
   PROVIDER_WRAPPED as WRAPPED,
   ResilienceBindingMetadata,
   type ResilienceBinding,
+  runOptionsOf,
 } from './resilience-binding';
 import { StreamGate } from './stream-gate';
 import { attachGatewayFilter } from './gateway-filter';
@@ -291,11 +292,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     host: (self: unknown) => Host,
     observable: boolean,
   ): AnyMethod {
-    const options: RunOptions<unknown> = {
-      policy: binding.policy,
-      route: binding.route,
-      hedge: binding.hedge,
-    };
+    const options = runOptionsOf(binding);
     if (isAsyncGeneratorFunction(original)) {
       return function (this: unknown, ...args: unknown[]) {
         return host(this).streams.gateIterable(

@@ -16,6 +16,7 @@ import type { ResilienceModuleOptions } from './resilience-module-options.interf
 import {
   ResilienceBindingMetadata,
   isWrappedProviderMethod,
+  runOptionsOf,
   type ResilienceBinding,
 } from './resilience-binding';
 import { inScope, parseBudget } from './request-scope';
@@ -148,12 +149,8 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     const http = context.getType() === 'http';
     // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
     const request: unknown = http ? context.getArgByIndex(0) : undefined;
-    let budget: number | undefined;
-    let criticality = plan.criticality;
-    if (http && this.#readsHeaders) {
-      budget = this.#budgetOf(request);
-      criticality = this.#criticalityOf(request, criticality);
-    }
+    const budget = http ? this.#budgetOf(request) : undefined;
+    const criticality = http ? this.#criticalityOf(request, plan.criticality) : plan.criticality;
     const binding = plan.binding;
     if (binding === undefined) {
       if (budget === undefined && criticality === undefined) return next.handle();
@@ -191,12 +188,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     return new Observable<unknown>((subscriber) => {
       // Only a consumer that can unsubscribe early (RPC, WS) needs a signal of its own; HTTP has the connection's.
       const own = disconnect === undefined ? new AbortController() : undefined;
-      const options = {
-        policy: binding.policy,
-        route: binding.route,
-        hedge: binding.hedge,
-        signal: disconnect ?? own!.signal,
-      };
+      const options = runOptionsOf(binding, disconnect ?? own!.signal);
       // Claims the context before the first attempt reaches the entries listed after this one.
       const call = new ClaimingCall(subscriber, context, this);
       const start = () => startObservable(this.resilience, () => next.handle(), options, true, call);
@@ -223,12 +215,8 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     self: unknown,
     args: unknown[],
   ): unknown {
-    let budget: number | undefined;
-    let criticality = plan.criticality;
-    if (this.#readsHeaders) {
-      budget = this.#budgetOf(request);
-      criticality = this.#criticalityOf(request, criticality);
-    }
+    const budget = this.#budgetOf(request);
+    const criticality = this.#criticalityOf(request, plan.criticality);
     const binding = plan.binding;
     const clock = this.resilience.clock;
     if (binding === undefined) {
@@ -239,12 +227,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
         inScope(budget, criticality, clock, () => result.subscribe(subscriber)),
       );
     }
-    const options = {
-      policy: binding.policy,
-      route: binding.route,
-      hedge: binding.hedge,
-      signal: clientDisconnectSignal(request),
-    };
+    const options = runOptionsOf(binding, clientDisconnectSignal(request));
     const signals = plan.signalIndices;
     const attempt = (ctx: CallContext): unknown => {
       let attemptArgs = args;

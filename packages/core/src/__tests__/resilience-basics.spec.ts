@@ -81,8 +81,10 @@ describe('Resilience.run basics', () => {
     expect(() => new Resilience({ clock: { now: () => 0 } as never })).toThrow(/clock must be a Clock/);
   });
 
-  it('exposes the running call signal through currentSignal() and none outside', async () => {
-    const { resilience } = setup([plain('p')]);
+  it('exposes the running call signal through currentSignal() and none outside (a call that can be aborted: timeout)', async () => {
+    const { resilience } = setup([
+      new ResiliencePolicy({ name: 'p', strategies: [new TimeoutStrategy({ timeout: 1000 })] }),
+    ]);
     expect(currentSignal()).toBeUndefined();
     let inner: AbortSignal | undefined;
     let ctxSignal: AbortSignal | undefined;

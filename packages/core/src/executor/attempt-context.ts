@@ -15,6 +15,14 @@ export interface AbortHook {
 export const ON_ABORT: unique symbol = Symbol('ballast.onAbort');
 
 /**
+ * Key of a run option for Ballast's own integrations: `{ ...options, [AMBIENT_SIGNAL]: true }` runs fn in a context
+ * frame of its own even when nothing can abort the call, because fn can only get its signal from `currentSignal()`
+ * (`@ballast/nestjs`'s decorated provider methods receive nothing new, SPEC §9). Other calls enter a frame only when
+ * something can abort them (Invocation.framed). Not public API. @internal
+ */
+export const AMBIENT_SIGNAL: unique symbol = Symbol('ballast.ambientSignal');
+
+/**
  * The `ctx` one attempt receives, and at the same time the AsyncLocalStorage frame the attempt runs in (so
  * `currentSignal()`, `remainingTime()` and `currentCriticality()` work for code that cannot take `ctx`).
  *

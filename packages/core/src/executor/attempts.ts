@@ -41,7 +41,7 @@ function attemptOnce(inv: CallState, lane: Lane, n: number, now: number | undefi
   lane.ctx = ctx;
   let r: unknown;
   try {
-    r = e.ambientContext ? contextStorage.run(ctx, inv.fn, ctx) : inv.fn(ctx);
+    r = inv.framed ? contextStorage.run(ctx, inv.fn, ctx) : inv.fn(ctx);
   } catch (err) {
     lane.error = err;
     return afterAttempt(inv, lane, false);

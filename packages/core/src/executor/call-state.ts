@@ -28,6 +28,8 @@ export interface CallState extends Lane {
   readonly criticality: number | undefined;
   /** Whether anything can cancel the call from outside (caller signal, deadline, hedge). */
   readonly cancellable: boolean;
+  /** Whether attempts run in a context frame of their own (see Invocation.framed). */
+  readonly framed: boolean;
   /** Set when the caller's signal or the deadline ended the call. */
   readonly callerCancelled: boolean;
   /** Hedged lanes besides the call's own. */

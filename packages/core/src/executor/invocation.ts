@@ -5,7 +5,7 @@ import { breakerStateEvent, type CallOutcome } from '../events';
 import type { BreakerOutcome, BreakerPermit, BreakerRecordResult, BreakerTransition } from '../stores/ports';
 import type { Clock } from '../time/clock';
 import type { CallContext, Fallback, RunOptions } from '../resilience-types';
-import { AttemptContext } from './attempt-context';
+import { AMBIENT_SIGNAL, AttemptContext } from './attempt-context';
 import type { CallState } from './call-state';
 import { isPromiseLike, type Engine } from './engine';
 import { runHedged } from './hedge';
@@ -38,6 +38,13 @@ export class Invocation extends Lane implements CallState {
   readonly criticality: number | undefined;
   /** Whether anything can cancel the call from outside (caller signal, deadline, hedge). */
   readonly cancellable: boolean;
+  /**
+   * Whether the call's attempts (and fallback) run in a context frame of their own (SPEC §12.1, §14.6): only when
+   * something can abort an attempt — a timeout, a caller's signal, a deadline, a hedge — would `currentSignal()`
+   * answer differently inside it than in the caller's frame (deadline and criticality are the caller's either way).
+   * Otherwise fn runs in its caller's frame: one AsyncLocalStorage frame fewer per call.
+   */
+  readonly framed: boolean;
   /** Set when the caller's signal or the deadline ended the call. */
   callerCancelled = false;
   /** Set when it was the deadline: the call then failed (a timeout), it was not cancelled by its caller. */
@@ -76,6 +83,11 @@ export class Invocation extends Lane implements CallState {
     }
     this.#hedging = pr.policy.hedge !== undefined && opts.hedge !== false;
     this.cancellable = opts.signal !== undefined || this.deadline !== undefined || this.#hedging;
+    this.framed =
+      engine.ambientContext &&
+      (this.cancellable ||
+        pr.policy.timeout !== undefined ||
+        (opts as { [AMBIENT_SIGNAL]?: unknown })[AMBIENT_SIGNAL] === true);
   }
 
   /** Starts the call; the promise settles with its value, the fallback's value, or the error that ended it. */
@@ -160,7 +172,7 @@ export class Invocation extends Lane implements CallState {
           try {
             // Under its context, as an attempt's fn runs: `currentSignal()` inside it is its ctx.signal.
             const ctx = this.#fallbackContext();
-            value = e.ambientContext ? contextStorage.run(ctx, fallback, error, ctx) : fallback(error, ctx);
+            value = this.framed ? contextStorage.run(ctx, fallback, error, ctx) : fallback(error, ctx);
           } catch (fallbackError) {
             return this.#fallbackFailed(fallbackError);
           }
