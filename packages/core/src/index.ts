@@ -92,6 +92,7 @@ export { parseDuration } from './time/duration';
 export { withDeadline, remainingTime } from './context/deadline';
 export { bindCriticality, currentCriticality, Criticality } from './context/criticality';
 export { currentSignal } from './context/context-storage';
+export { propagationHeaders, withPropagation, type PropagationHeaderNames } from './context/propagation';
 export { keepSignalWatched } from './executor/signal-watch';
 
 // Events

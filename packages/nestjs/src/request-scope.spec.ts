@@ -1,13 +1,44 @@
 import 'reflect-metadata';
 import { currentCriticality, remainingTime } from '@ballast/core';
 import { FakeClock } from '@ballast/testing';
-import { inScope, parseBudget } from './request-scope';
+import { MALFORMED, inScope, parseBudget } from './request-scope';
 
 describe('parseBudget', () => {
-  it('reads non-negative milliseconds and ignores anything malformed or absurd', () => {
-    expect(
-      ['250', ' 40 ', '0', '12.5', '-1', '1e3', 'soon', '', '86400001', undefined].map(parseBudget),
-    ).toEqual([250, 40, 0, 12.5, undefined, undefined, undefined, undefined, undefined, undefined]);
+  it('reads milliseconds (a budget ≤ 0 included: the caller gave up), caps large ones, flags anything malformed', () => {
+    const values = [
+      '250',
+      ' 40 ',
+      '0',
+      '12.5',
+      '-1',
+      '-5',
+      '1e3',
+      'soon',
+      '',
+      'Infinity',
+      '86400001',
+      undefined,
+    ];
+    expect(values.map((v) => parseBudget(v))).toEqual([
+      250,
+      40,
+      0,
+      12.5,
+      -1,
+      -5,
+      MALFORMED,
+      MALFORMED,
+      MALFORMED,
+      MALFORMED,
+      86_400_000,
+      undefined,
+    ]);
+  });
+
+  it('caps at the configured maximum, also 10 kB of digits', () => {
+    expect(parseBudget('5000', 2000)).toBe(2000);
+    expect(parseBudget('9'.repeat(10_000), 2000)).toBe(2000);
+    expect(parseBudget('1500', 2000)).toBe(1500);
   });
 });
 

@@ -1,19 +1,45 @@
-import { bindCriticality, withDeadline, type Clock } from '@ballast/core';
+import { HttpException } from '@nestjs/common';
+import { ErrorCode, bindCriticality, withDeadline, type Clock } from '@ballast/core';
 import type { CriticalityLevel } from './criticality-level';
 
-/** Upper bound on a header budget (1 day): anything larger is a unit mistake, not a deadline. */
-const MAX_BUDGET_MS = 86_400_000;
+/** The default cap on an inbound budget (1 day): a larger one is a unit mistake or a hostile header. */
+export const DEFAULT_MAX_INBOUND_BUDGET = 86_400_000;
+
+/** What {@link parseBudget} returns for a header that is not a number of ms (ignored, with a warning). */
+export const MALFORMED = Symbol('malformed');
 
 /**
- * Parses a deadline header: a non-negative number of ms (fractions allowed). Malformed or absurd values are
- * ignored rather than rejected — a bad header from one caller must not turn into errors for that caller.
+ * Parses a deadline header: a number of ms, fractions and a sign allowed (`-5` is a budget already spent), capped at
+ * `max`. A budget ≤ 0 is the caller saying it has given up: the request is answered 504 without running the handler
+ * (SPEC §14.4). Anything else (`abc`, `1e3`, `Infinity`, an empty value) is {@link MALFORMED}: ignored, never an error
+ * for the caller. @internal
  */
-export function parseBudget(value: string | undefined): number | undefined {
+export function parseBudget(
+  value: string | undefined,
+  max: number = DEFAULT_MAX_INBOUND_BUDGET,
+): number | undefined | typeof MALFORMED {
   if (value === undefined) return undefined;
   const trimmed = value.trim();
-  if (trimmed === '' || !/^\d+(\.\d+)?$/.test(trimmed)) return undefined;
+  if (!/^-?\d+(\.\d+)?$/.test(trimmed)) return MALFORMED;
   const ms = Number(trimmed);
-  return ms <= MAX_BUDGET_MS ? ms : undefined;
+  // 10 kB of digits parses to Infinity: a budget larger than any cap, so capped like any other.
+  return ms > max ? max : ms;
+}
+
+/**
+ * The answer to a request whose inbound budget is ≤ 0: 504 with the body a deadline exceeded inside a call gets
+ * (http-error-mapping.ts), without running the handler. @internal
+ */
+export function inboundDeadlineExceeded(): HttpException {
+  return new HttpException(
+    {
+      statusCode: 504,
+      error: 'Gateway Timeout',
+      code: ErrorCode.DEADLINE_EXCEEDED,
+      message: 'The request deadline was exceeded.',
+    },
+    504,
+  );
 }
 
 /**

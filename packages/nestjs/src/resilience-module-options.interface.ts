@@ -1,6 +1,7 @@
 import type {
   Classifier,
   Clock,
+  Duration,
   PolicySpec,
   Random,
   ResiliencePolicy,
@@ -16,6 +17,12 @@ export interface ResilienceHeadersOptions {
   readonly deadline?: string | undefined;
   /** Header carrying a criticality name or number, e.g. `x-criticality: CRITICAL`; binds `bindCriticality`. */
   readonly criticality?: string | undefined;
+  /**
+   * Cap on an inbound budget (default 1 day): a larger one is bound as this much (a caller cannot grant itself more
+   * time than the service allows). A budget ≤ 0 is answered 504 without running the handler; a malformed one is
+   * ignored with one warning.
+   */
+  readonly maxInboundBudget?: Duration | undefined;
 }
 
 /** A policy given as code or as its JSON spec (`policyFromSpec`), e.g. loaded from a config file. */

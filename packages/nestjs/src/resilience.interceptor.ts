@@ -1,14 +1,15 @@
 import {
   Inject,
   Injectable,
+  Logger,
   type CallHandler,
   type ExecutionContext,
   type NestInterceptor,
 } from '@nestjs/common';
 import { SSE_METADATA } from './nest-internals';
 import { Reflector } from '@nestjs/core';
-import { Resilience, type CallContext } from '@ballast/core';
-import { Observable, from, isObservable, type Subscriber, type Subscription } from 'rxjs';
+import { Resilience, parseDuration, type CallContext } from '@ballast/core';
+import { Observable, from, isObservable, throwError, type Subscriber, type Subscription } from 'rxjs';
 import { clientDisconnectSignal, requestHeader } from './client-disconnect';
 import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality-level';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
@@ -19,7 +20,13 @@ import {
   runOptionsOf,
   type ResilienceBinding,
 } from './resilience-binding';
-import { inScope, parseBudget } from './request-scope';
+import {
+  DEFAULT_MAX_INBOUND_BUDGET,
+  MALFORMED,
+  inScope,
+  inboundDeadlineExceeded,
+  parseBudget,
+} from './request-scope';
 import { StreamGate } from './stream-gate';
 import { ObservableCall, startObservable } from './observable-call';
 import { isSubscriptionMethod } from './method-kinds';
@@ -125,6 +132,8 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   readonly #deadlineHeader: string | undefined;
   readonly #criticalityHeader: string | undefined;
   readonly #readsHeaders: boolean;
+  readonly #maxInboundBudget: number;
+  #warnedMalformed = false;
 
   constructor(
     private readonly resilience: Resilience,
@@ -135,6 +144,8 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     this.#deadlineHeader = options.headers?.deadline?.toLowerCase();
     this.#criticalityHeader = options.headers?.criticality?.toLowerCase();
     this.#readsHeaders = this.#deadlineHeader !== undefined || this.#criticalityHeader !== undefined;
+    const max = options.headers?.maxInboundBudget;
+    this.#maxInboundBudget = max === undefined ? DEFAULT_MAX_INBOUND_BUDGET : parseDuration(max);
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -150,6 +161,8 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
     const request: unknown = http ? context.getArgByIndex(0) : undefined;
     const budget = http ? this.#budgetOf(request) : undefined;
+    // The caller has already given up: answer 504 without running the handler (SPEC §14.4).
+    if (budget !== undefined && budget <= 0) return throwError(inboundDeadlineExceeded);
     const criticality = http ? this.#criticalityOf(request, plan.criticality) : plan.criticality;
     const binding = plan.binding;
     if (binding === undefined) {
@@ -216,6 +229,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     args: unknown[],
   ): unknown {
     const budget = this.#budgetOf(request);
+    if (budget !== undefined && budget <= 0) throw inboundDeadlineExceeded();
     const criticality = this.#criticalityOf(request, plan.criticality);
     const binding = plan.binding;
     const clock = this.resilience.clock;
@@ -247,9 +261,17 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   }
 
   #budgetOf(request: unknown): number | undefined {
-    return this.#deadlineHeader === undefined
-      ? undefined
-      : parseBudget(requestHeader(request, this.#deadlineHeader));
+    if (this.#deadlineHeader === undefined) return undefined;
+    const budget = parseBudget(requestHeader(request, this.#deadlineHeader), this.#maxInboundBudget);
+    if (budget !== MALFORMED) return budget;
+    // Ignored, never an error for the caller; said once per header, so a hostile client cannot flood the log.
+    if (!this.#warnedMalformed) {
+      this.#warnedMalformed = true;
+      new Logger('ResilienceModule').warn(
+        `ignoring a malformed ${this.#deadlineHeader} header (a number of ms is expected); further ones are ignored silently`,
+      );
+    }
+    return undefined;
   }
 
   #criticalityOf(request: unknown, fallback: CriticalityLevel | undefined): CriticalityLevel | undefined {

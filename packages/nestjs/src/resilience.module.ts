@@ -6,6 +6,7 @@ import {
   ResilienceError,
   ResiliencePolicy,
   formatValue,
+  parseDuration,
   isResilienceError,
   policyFromSpec,
   type ResilienceOptions,
@@ -35,6 +36,22 @@ function headerViolations(headers: unknown): string[] {
     if (name !== undefined && (typeof name !== 'string' || !HEADER_NAME.test(name)))
       out.push(`headers.${field} must be a header name (e.g. 'x-${field}'), got ${formatValue(name)}`);
   }
+  const max = (headers as Record<string, unknown>)['maxInboundBudget'];
+  if (max !== undefined) {
+    let ms: number | undefined;
+    try {
+      ms = parseDuration(max as never);
+    } catch {
+      ms = undefined;
+    }
+    if (ms === undefined || !(ms > 0))
+      out.push(`headers.maxInboundBudget must be a duration > 0 (e.g. '30s'), got ${formatValue(max)}`);
+  }
+  for (const key of Object.keys(headers))
+    if (!['deadline', 'criticality', 'maxInboundBudget'].includes(key))
+      out.push(
+        `headers.${key} must be a known headers option (deadline, criticality, maxInboundBudget), got ${formatValue((headers as Record<string, unknown>)[key])}`,
+      );
   return out;
 }
 
@@ -42,7 +59,13 @@ function headerViolations(headers: unknown): string[] {
 function violationsOf(error: unknown): string[] | undefined {
   if (!isResilienceError(error) || error.kind !== 'configuration') return undefined;
   const listed = (error.details as { violations?: unknown } | undefined)?.violations;
-  return Array.isArray(listed) && listed.every((v) => typeof v === 'string') ? listed : [error.message];
+  if (!Array.isArray(listed)) return [error.message];
+  // Core's options checks list { path, constraint, value }; older lists are strings.
+  return listed.map((v: unknown) =>
+    typeof v === 'string'
+      ? v
+      : `${(v as { path: string }).path} must be ${(v as { constraint: string }).constraint}, got ${formatValue((v as { value: unknown }).value)}`,
+  );
 }
 
 /**

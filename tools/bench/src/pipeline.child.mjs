@@ -1,4 +1,4 @@
-// One measurement in a fresh process: ns per sequential awaited call of one variant (peer-overhead.md method).
+// One measurement in a fresh process: ns per sequential awaited call of one variant (fresh process, warm-up, then the measured loop).
 import { setImmediate as turn } from 'node:timers/promises';
 import { makeVariant } from './lib/pipeline-variants.mjs';
 const [name, callsArg, warmArg] = process.argv.slice(2);

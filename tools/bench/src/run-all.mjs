@@ -8,6 +8,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const suites = [
   'algorithms.bench.mjs',
   'pipeline.bench.mjs',
+  'instructions.bench.mjs',
   'sustained.bench.mjs',
   'redis-stores.bench.mjs',
   'handler.bench.mjs',

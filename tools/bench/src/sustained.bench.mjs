@@ -1,4 +1,4 @@
-// Sustained load, the way ../../shared/reference/peer-overhead.md §4 measures it: each variant runs sequential
+// Sustained load, as a server runs: each variant runs sequential
 // awaited calls for 15 s in a fresh process, yielding to the event loop every 1,000 calls, so work a library
 // schedules on timers (opossum's 1 s snapshots, its rolling window's rotation) and the garbage its per-call
 // bookkeeping leaves behind show up. Interleaved rounds, medians. Writes the "sustained" section of BENCHMARKS.md.
@@ -53,7 +53,7 @@ for (const [v, label] of variants) {
 const body = `## Sustained load (\`@ballast/core\` vs peers)
 
 The pipeline section's loop, kept up for ${SECONDS} s per variant and turning the event loop every 1,000 calls, as a
-server does between requests (\`shared/reference/peer-overhead.md\` §4): work a library schedules on timers, and the
+server does between requests: work a library schedules on timers, and the
 garbage its per-call bookkeeping leaves, then count. Steady calls/s is the median 1 s slice of seconds
 ${STEADY_FROM + 1}–${SECONDS}, once a 10 s rolling window is full; a fresh Node process per (variant, round)${CAN_PIN ? ', pinned to one core' : ''}, ${ROUNDS}
 interleaved rounds, medians; the worst slice and the heap are the extremes over all rounds. Machine: ${env}. Measured

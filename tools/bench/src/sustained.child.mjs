@@ -1,4 +1,4 @@
-// One sustained run in a fresh process (peer-overhead.md §4): sequential awaited calls of one variant for SECONDS,
+// One sustained run in a fresh process (see sustained.bench.mjs): sequential awaited calls of one variant for SECONDS,
 // turning the event loop (setImmediate) every 1,000 calls so a library's periodic work runs as it would in a
 // server. Prints the calls completed in each 1 s slice and the largest heapUsed seen.
 import { setImmediate as turn } from 'node:timers/promises';

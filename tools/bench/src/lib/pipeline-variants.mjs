@@ -24,6 +24,10 @@ function ballast(extra = {}) {
     }),
     new c.ResiliencePolicy({ name: 'nothing', strategies: [] }),
     new c.ResiliencePolicy({ name: 'rl-cb-retry', strategies: strategies.slice(0, 3) }),
+    new c.ResiliencePolicy({
+      name: 'rl-bh-cb-retry',
+      strategies: [new c.BulkheadStrategy({ maxConcurrency: 100 }), ...strategies.slice(0, 3)],
+    }),
     new c.ResiliencePolicy({ name: 'retry', strategies: [strategies[2]] }),
     new c.ResiliencePolicy({ name: 'cb-timeout', strategies: [strategies[1], strategies[3]] }),
     new c.ResiliencePolicy({ name: 'breaker', strategies: [strategies[1]] }),
@@ -46,6 +50,7 @@ function cockatiel(kind) {
   const retry = k.retry(k.handleAll, { maxAttempts: 3, backoff: new k.ExponentialBackoff() });
   const timeout = k.timeout(1000, k.TimeoutStrategy.Cooperative);
   if (kind === 'bulkhead') return k.wrap(k.bulkhead(100, 0), breaker, retry, timeout);
+  if (kind === 'bulkhead-no-timeout') return k.wrap(k.bulkhead(100, 0), breaker, retry);
   if (kind === 'bulkhead-only') return k.bulkhead(100, 0);
   return k.wrap(breaker, retry, timeout);
 }
@@ -116,6 +121,20 @@ export function makeVariant(variant) {
       const reads = async (ctx) => (ctx.signal.aborted ? 0 : 1);
       return () => r.run(reads, o);
     }
+    case 'ballast-rl-bh-cb-retry': {
+      const r = ballast();
+      const o = { policy: 'rl-bh-cb-retry' };
+      return () => r.run(fn, o);
+    }
+    case 'cockatiel-bulkhead-cb-retry': {
+      const p = cockatiel('bulkhead-no-timeout');
+      return () => p.execute(fn);
+    }
+    case 'opossum-cb': {
+      const CircuitBreaker = require('opossum');
+      const b = new CircuitBreaker(fn, { timeout: false });
+      return () => b.fire();
+    }
     case 'ballast-bulkhead-rl-cb-retry-timeout': {
       const r = ballast();
       const o = { policy: 'bulkhead' };
@@ -150,7 +169,7 @@ export function makeVariant(variant) {
       return () => b.fire();
     }
     case 'opossum-cb-timeout-lean': {
-      // opossum with its latency percentiles and its 1 s snapshots off (peer-overhead.md §4).
+      // opossum with its latency percentiles and its 1 s snapshots off (opossum's own options for lean breakers).
       const CircuitBreaker = require('opossum');
       const b = new CircuitBreaker(fn, {
         timeout: 1000,

