@@ -4,6 +4,7 @@ import { Chart } from './charts';
 import { h, text } from './dom';
 import {
   ago,
+  breakerWord,
   bulkheadText,
   callsText,
   latencyText,
@@ -205,7 +206,9 @@ export class DetailView {
     this.#history.replaceChildren(
       ...(e.breakerHistory.length === 0
         ? [h('li', {}, 'no transitions since the dashboard began watching')]
-        : [...e.breakerHistory].reverse().map((c) => h('li', {}, `${c.from} → ${c.to}, ${ago(c.ago)}`))),
+        : [...e.breakerHistory]
+            .reverse()
+            .map((c) => h('li', {}, `${breakerWord(c.from)} → ${breakerWord(c.to)}, ${ago(c.ago)}`))),
     );
     for (const c of this.#charts) {
       c.chart.root.hidden = !c.when(row);

@@ -3,8 +3,11 @@ import type { DashboardEntry } from './model';
 /** The state the page names (never a colour alone): forced open wins over the breaker's own state. */
 export function stateName(e: DashboardEntry): string {
   if (e.forcedOpen) return 'forced open';
-  return e.breaker?.state ?? 'no breaker';
+  return e.breaker === undefined ? 'no breaker' : breakerWord(e.breaker.state);
 }
+
+/** Core's `half_open` as people write it. */
+export const breakerWord = (state: string): string => state.replace('_', '-');
 
 /** A CSS class per state, for the colour that comes on top of the name. */
 export const stateClass = (e: DashboardEntry): string => `state-${stateName(e).replace(/ /g, '-')}`;
@@ -51,5 +54,5 @@ export function tokensText(e: DashboardEntry): string {
 
 /** The breaker's recent transitions, oldest first, as short state names. */
 export function historyText(e: DashboardEntry): string {
-  return e.breakerHistory.map((c) => `${c.to} ${ago(c.ago)}`).join(' → ');
+  return e.breakerHistory.map((c) => `${breakerWord(c.to)} ${ago(c.ago)}`).join(' → ');
 }

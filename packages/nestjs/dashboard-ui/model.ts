@@ -9,7 +9,7 @@ export interface DashboardEntry {
   readonly route: string | null;
   readonly forcedOpen: boolean;
   readonly breaker?: {
-    readonly state: 'closed' | 'open' | 'half-open';
+    readonly state: 'closed' | 'open' | 'half_open';
     readonly failureRatio: number;
     readonly calls: number;
     readonly retryAfter?: number;
@@ -75,6 +75,15 @@ function push<T>(list: T[], value: T): void {
   if (list.length > HISTORY_POINTS) list.shift();
 }
 
+const idleEntry = (policy: string): DashboardEntry => ({
+  policy,
+  route: null,
+  forcedOpen: false,
+  rates: { success: 0, failure: 0, rejected: 0, cancelled: 0 },
+  rejections: {},
+  breakerHistory: [],
+});
+
 export class Model {
   readonly rows = new Map<string, Row>();
   /** Sorted keys (policy, then route, the policy-wide entry first), rebuilt only when the set of keys changes. */
@@ -85,7 +94,10 @@ export class Model {
     this.policies = snapshot.policies;
     const seen = new Set<string>();
     let added = false;
-    for (const entry of snapshot.entries) {
+    // A policy with no state yet (no call so far) still gets its row, so the page lists every policy.
+    const listed = new Set(snapshot.entries.map((e) => e.policy));
+    const idle = snapshot.policies.filter((p) => !listed.has(p)).map(idleEntry);
+    for (const entry of [...snapshot.entries, ...idle]) {
       const key = keyOf(entry.policy, entry.route);
       seen.add(key);
       let row = this.rows.get(key);
