@@ -208,4 +208,29 @@ describe('the dashboard in a browser (demo app, Chromium)', () => {
     await page.keyboard.press('Escape');
     await page.locator('.overview').waitFor();
   });
+
+  it('stays usable with 1,000 routes: only the rows in view are in the page, filter and End reach any of them', async () => {
+    const routes = Array.from({ length: 1000 }, (_, i) => `tenant-${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < routes.length; i += 50)
+      await Promise.all(
+        routes
+          .slice(i, i + 50)
+          .map((route) => admin('POST', `/resilience/policies/occ/force-open?route=${route}`)),
+      );
+    await page.locator('.count', { hasText: /^10\d\d rows$/ }).waitFor();
+    expect(await page.locator('.viewport .row').count()).toBeLessThan(60);
+    await page.fill('#filter', 'tenant-0777');
+    await page.locator('.count', { hasText: /^1 of 10\d\d rows$/ }).waitFor();
+    await row('occ', 'tenant-0777').locator('.badge', { hasText: 'forced open' }).waitFor();
+    await page.fill('#filter', '');
+    await row('checkout').focus();
+    await page.keyboard.press('End');
+    expect(await page.evaluate('document.activeElement.dataset.route')).toBe('');
+    expect(await page.evaluate('document.activeElement.dataset.policy')).toBe('transient');
+    await page.keyboard.press('ArrowUp'); // public-api
+    await page.keyboard.press('ArrowUp');
+    expect(await page.evaluate('document.activeElement.dataset.policy')).toBe('occ');
+    expect(await page.evaluate('document.activeElement.dataset.route')).toBe('tenant-0999');
+    expect(await page.locator('.viewport .row').count()).toBeLessThan(60);
+  });
 });
