@@ -154,7 +154,7 @@ export class SnapshotAggregator {
         })),
       };
     });
-    return { interval: elapsed, policies, entries };
+    return { interval: Math.round(elapsed), policies, entries };
   }
 
   #window(policy: string, route: string | null): Window {
