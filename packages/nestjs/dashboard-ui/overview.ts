@@ -140,7 +140,7 @@ export class Overview {
       h('span.breaker', {}, badge, history),
       ...COLUMNS.slice(2).map(() => h('span')),
     ];
-    const el = h('button.row', { type: 'button', role: 'listitem' }, ...cells);
+    const el = h('button.row', { type: 'button' }, ...cells);
     return { el, cells, badge, history, key: undefined };
   }
 

@@ -6,6 +6,7 @@ import {
   type ResilienceEvent,
 } from '@ballast/core';
 import { FakeClock } from '@ballast/testing';
+import type { DashboardSnapshot as PageSnapshot } from '../../../dashboard-ui/model';
 import { HISTORY_LENGTH, LATENCY_SAMPLES, SnapshotAggregator, quantiles } from './snapshot-aggregator';
 
 const call = (outcome: 'success' | 'failure' | 'rejected' | 'cancelled', duration: number, code?: string) =>
@@ -141,11 +142,14 @@ describe('SnapshotAggregator', () => {
     await clock.advance(1000 - 40);
     const state = (await resilience.admin.inspect()).map((s) => ({ ...s, route: s.route ?? null }));
     const snap = agg.take(await resilience.admin.policies(), state, clock.now());
+    // The page reads what the server sends: its own copy of the wire types must accept the server's (compile time).
+    const onTheWire: PageSnapshot = JSON.parse(JSON.stringify(snap)) as typeof snap;
+    expect(onTheWire).toEqual(snap);
     const guarded = snap.entries.find((e) => e.policy === 'guarded')!;
     expect(guarded.breaker?.state).toBe('open');
     expect(guarded.rates).toEqual({ success: 0, failure: 2, rejected: 3, cancelled: 0 });
     expect(guarded.rejections).toEqual({ circuit_open: 3 });
-    expect(guarded.latency).toMatchObject({ p50: 0, max: 20 });
+    expect(guarded.latency).toMatchObject({ p50: 20, max: 20, samples: 2 }); // the two that ran, not the rejections
     expect(guarded.breakerHistory).toEqual([{ from: 'closed', to: 'open', ago: 1000 - 40 }]);
     const eu = snap.entries.find((e) => e.policy === 'limited' && e.route === 'eu')!;
     expect(eu.rates).toEqual({ success: 1, failure: 0, rejected: 1, cancelled: 0 });

@@ -11,7 +11,7 @@ export interface BreakerChange {
   readonly ago: number;
 }
 
-/** Latency of the calls that settled in the interval, in ms; absent when none did. */
+/** Latency of the calls that succeeded or failed in the interval (not rejected or cancelled), in ms; absent when none did. */
 export interface LatencyQuantiles {
   readonly p50: number;
   readonly p90: number;
@@ -97,7 +97,8 @@ export class SnapshotAggregator {
         const code = event.code ?? 'unknown';
         w.rejections.set(code, (w.rejections.get(code) ?? 0) + 1);
       }
-      if (w.seen++ % w.stride === 0) {
+      // Latency is of the calls that ran: a rejection's few µs would pull every quantile towards 0.
+      if ((event.outcome === 'success' || event.outcome === 'failure') && w.seen++ % w.stride === 0) {
         w.durations.push(event.duration);
         if (w.durations.length >= LATENCY_SAMPLES) {
           // Keep every other sample and halve the sampling rate: the kept ones stay evenly spread over the interval.
