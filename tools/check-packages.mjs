@@ -11,11 +11,19 @@
 //   a `@ballast/*` dependency is `^<its version>` or `<its version>` (so it resolves from the registry to a
 //   compatible release, and to the workspace package here);
 // - every package that dist/**/*.js or *.d.ts imports is a Node built-in or declared in `dependencies` /
-//   `peerDependencies` (a devDependency would be missing for users).
+//   `peerDependencies` (a devDependency would be missing for users); bundles built for the browser (BUNDLES) are
+//   self-contained and not scanned;
+// - the files a package loads at run time besides its modules (BUNDLES: @ballast/nestjs's dashboard page, bundled
+//   by its `build` script) are in the tarball.
 import fs from 'node:fs';
 import path from 'node:path';
 import { builtinModules } from 'node:module';
 import { spawnSync } from 'node:child_process';
+
+/** Browser bundles a package serves at run time, by package: in the tarball, or the feature is broken for users. */
+const BUNDLES = {
+  '@ballast/nestjs': ['dist/dashboard/dashboard.js', 'dist/dashboard/dashboard.css'],
+};
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const problems = [];
@@ -106,6 +114,8 @@ for (const { dir, rel, pkg } of publishable) {
       say(`${field} → ${target} has no ${file.replace(/\.js$/, '.d.ts')} beside it in the tarball`);
     }
   }
+  for (const bundle of BUNDLES[pkg.name] ?? [])
+    if (!files.has(bundle)) say(`${bundle} is not in the tarball (does the \`build\` script bundle it?)`);
   for (const f of files) {
     if (/(^|\/)(__tests__|__mocks__)\/|\.(spec|test)\.[cm]?[jt]s$/.test(f))
       say(`test file in the tarball: ${f}`);
@@ -139,6 +149,7 @@ for (const { dir, rel, pkg } of publishable) {
   for (const file of walk(path.join(dir, 'dist'))) {
     const relFile = path.relative(dir, file).split(path.sep).join('/');
     if (!/\.(c|m)?js$|\.d\.(c|m)?ts$/.test(relFile) || !files.has(relFile)) continue;
+    if ((BUNDLES[pkg.name] ?? []).includes(relFile)) continue;
     const text = fs.readFileSync(file, 'utf8');
     for (const m of text.matchAll(importRe)) {
       const spec = m[1] ?? m[2] ?? m[3] ?? m[4];

@@ -27,7 +27,8 @@ import type { Clock } from '@ballast/core';
         headers: { deadline: 'x-deadline-budget-ms', criticality: 'x-criticality' },
       }),
     }),
-    ResilienceAdminModule.forRoot({ guard: AdminTokenGuard }),
+    // dashboard: the live page at /resilience/ui (its data behind the same token).
+    ResilienceAdminModule.forRoot({ guard: AdminTokenGuard, dashboard: true }),
     MetricsModule,
   ],
   controllers: [HealthController, CatalogController, OrdersController, BackendController],

@@ -36,6 +36,7 @@ async function bootstrap(): Promise<void> {
     `Ballast demo listening on ${url} (${fastify ? 'fastify' : 'express'}, ${app.get(DemoStores).description})`,
   );
   console.log(`Admin API: ${url}/resilience  token: ${adminToken}`);
+  console.log(`Dashboard: ${url}/resilience/ui  (enter the token on the page)`);
   console.log(`  try: curl ${url}/products`);
   console.log(`       curl -H 'Authorization: Bearer ${adminToken}' ${url}/resilience/state`);
   console.log('  Ctrl-C to stop');

@@ -1,3 +1,4 @@
+import type { Duration } from '@ballast/core';
 import type { CanActivate, DynamicModule, ForwardReference, Type } from '@nestjs/common';
 
 /** Options of `ResilienceAdminModule.forRoot`. */
@@ -14,4 +15,11 @@ export interface ResilienceAdminOptions {
     ReadonlyArray<Type<unknown> | DynamicModule | Promise<DynamicModule> | ForwardReference> | undefined;
   /** Serve the endpoints without any guard. Only for local development; the name says what it is. */
   readonly unsafeAllowAnonymous?: boolean | undefined;
+  /**
+   * Serve the live dashboard (SPEC §14.2): the page at `GET /{path}/ui` (its shell and assets load without
+   * credentials), its data at `GET /{path}/stream` and `GET /{path}/specs/:policy`, behind `guard`.
+   */
+  readonly dashboard?: boolean | undefined;
+  /** How often the stream sends a `snapshot` (default `'1s'`; from 100 ms to 60 s). */
+  readonly dashboardInterval?: Duration | undefined;
 }

@@ -2,6 +2,8 @@ import { Controller, Module, UseGuards, type DynamicModule } from '@nestjs/commo
 import { ResilienceError, formatValue } from '@ballast/core';
 import { ResilienceAdminController } from './resilience-admin.controller';
 import type { ResilienceAdminOptions } from './resilience-admin-options.interface';
+import { checkDashboardOptions, dashboardIntervalMs } from './dashboard/dashboard-options';
+import { dashboardControllers } from './dashboard/dashboard.controllers';
 
 /**
  * The opt-in HTTP control plane: `GET /{path}/state`, force-open / clear / reset / retune per policy. It can switch
@@ -32,7 +34,12 @@ export class ResilienceAdminModule {
     return {
       module: ResilienceAdminModule,
       imports: [...(options.imports ?? [])],
-      controllers: [ResilienceAdminRoutes],
+      controllers: [
+        ResilienceAdminRoutes,
+        ...(options.dashboard === true
+          ? dashboardControllers(path, guard, dashboardIntervalMs(options.dashboardInterval)!)
+          : []),
+      ],
     };
   }
 }
@@ -63,6 +70,7 @@ function checkOptions(options: unknown): void {
   if (o['unsafeAllowAnonymous'] !== undefined && typeof o['unsafeAllowAnonymous'] !== 'boolean')
     fail('unsafeAllowAnonymous', 'a boolean');
   if (o['imports'] !== undefined && !Array.isArray(o['imports'])) fail('imports', 'an array of modules');
+  checkDashboardOptions(o, fail);
   if (problems.length > 0)
     throw new ResilienceError({
       kind: 'configuration',

@@ -1,0 +1,2 @@
+// esbuild bundles the stylesheet the page imports (dashboard.css beside dashboard.js).
+declare module '*.css';
