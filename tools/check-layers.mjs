@@ -46,6 +46,7 @@ const TEST_EXTRA = {
     '@nestjs/throttler',
     '@nestjs/cache-manager',
     '@nestjs/axios',
+    'axios',
     '@nestjs/graphql',
     '@nestjs/apollo',
     '@apollo/server',

@@ -93,6 +93,7 @@ export { withDeadline, remainingTime } from './context/deadline';
 export { bindCriticality, currentCriticality, Criticality } from './context/criticality';
 export { currentSignal } from './context/context-storage';
 export { propagationHeaders, withPropagation, type PropagationHeaderNames } from './context/propagation';
+export { installAxiosPropagation, type AxiosLike } from './context/axios-propagation';
 export { keepSignalWatched } from './executor/signal-watch';
 
 // Events

@@ -114,7 +114,9 @@ describe('the headers option', () => {
   it('refuses a maxInboundBudget that is no duration > 0, and an unknown key, naming each, at bootstrap', async () => {
     const error = await Test.createTestingModule({
       imports: [
-        ResilienceModule.forRoot({ headers: { deadline: 'x-b', maxInboundBudget: '-1s', typo: 1 } as never }),
+        ResilienceModule.forRoot({
+          headers: { deadline: 'x-b', maxInboundBudget: '-1s', propagate: 'yes', typo: 1 } as never,
+        }),
       ],
     })
       .compile()
@@ -122,8 +124,9 @@ describe('the headers option', () => {
     expect(error).toMatchObject({ kind: 'configuration' });
     const message = (error as Error).message;
     expect(message).toContain("headers.maxInboundBudget must be a duration > 0 (e.g. '30s'), got '-1s'");
+    expect(message).toContain("headers.propagate must be a boolean, got 'yes'");
     expect(message).toContain(
-      'headers.typo must be a known headers option (deadline, criticality, maxInboundBudget), got 1',
+      'headers.typo must be a known headers option (deadline, criticality, maxInboundBudget, propagate), got 1',
     );
   });
 });

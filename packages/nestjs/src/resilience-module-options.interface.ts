@@ -23,6 +23,12 @@ export interface ResilienceHeadersOptions {
    * ignored with one warning.
    */
   readonly maxInboundBudget?: Duration | undefined;
+  /**
+   * Send the deadline and criticality on: every `@nestjs/axios` `HttpService` of the application adds them to its
+   * requests (under the names above, or the defaults `x-deadline-budget-ms` / `x-criticality`) and aborts a request
+   * when the budget runs out (core's `installAxiosPropagation`). Default false.
+   */
+  readonly propagate?: boolean | undefined;
 }
 
 /** A policy given as code or as its JSON spec (`policyFromSpec`), e.g. loaded from a config file. */

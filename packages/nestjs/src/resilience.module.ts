@@ -15,6 +15,7 @@ import { ResilienceExceptionFilter } from './resilience-exception.filter';
 import { ResilienceExplorer } from './resilience.explorer';
 import { ResilienceHealthIndicator } from './resilience.health';
 import { ResilienceInterceptor } from './resilience.interceptor';
+import { HttpServicePropagation } from './http-service-propagation';
 import { ConfigurableResilienceModule, RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
 import type { PolicyDefinition, ResilienceModuleOptions } from './resilience-module-options.interface';
 import { StreamGate } from './stream-gate';
@@ -47,10 +48,13 @@ function headerViolations(headers: unknown): string[] {
     if (ms === undefined || !(ms > 0))
       out.push(`headers.maxInboundBudget must be a duration > 0 (e.g. '30s'), got ${formatValue(max)}`);
   }
+  const propagate = (headers as Record<string, unknown>)['propagate'];
+  if (propagate !== undefined && typeof propagate !== 'boolean')
+    out.push(`headers.propagate must be a boolean, got ${formatValue(propagate)}`);
   for (const key of Object.keys(headers))
-    if (!['deadline', 'criticality', 'maxInboundBudget'].includes(key))
+    if (!['deadline', 'criticality', 'maxInboundBudget', 'propagate'].includes(key))
       out.push(
-        `headers.${key} must be a known headers option (deadline, criticality, maxInboundBudget), got ${formatValue((headers as Record<string, unknown>)[key])}`,
+        `headers.${key} must be a known headers option (deadline, criticality, maxInboundBudget, propagate), got ${formatValue((headers as Record<string, unknown>)[key])}`,
       );
   return out;
 }
@@ -137,6 +141,7 @@ export function createResilience(options: ResilienceModuleOptions): Resilience {
     ResilienceExplorer,
     ResilienceHealthIndicator,
     ResilienceInterceptor,
+    HttpServicePropagation,
     { provide: APP_FILTER, useClass: ResilienceExceptionFilter },
   ],
   // StreamGate and the options are what the decorators' interceptor needs in whichever module it is instantiated.
