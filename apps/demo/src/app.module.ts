@@ -3,6 +3,7 @@ import { ResilienceAdminModule, ResilienceModule } from '@ballast/nestjs';
 import { AdminTokenGuard } from './admin-token.guard';
 import { BackendController } from './inventory/backend.controller';
 import { CatalogController } from './catalog/catalog.controller';
+import { ChainController } from './chain/chain.controller';
 import { DEMO_CLOCK, DemoConfigModule } from './demo-config';
 import { DEMO_POLICIES } from './demo-policies';
 import { DemoStores, DemoStoresModule } from './demo-stores';
@@ -31,7 +32,7 @@ import type { Clock } from '@ballast/core';
     ResilienceAdminModule.forRoot({ guard: AdminTokenGuard, dashboard: true }),
     MetricsModule,
   ],
-  controllers: [HealthController, CatalogController, OrdersController, BackendController],
+  controllers: [HealthController, CatalogController, OrdersController, BackendController, ChainController],
   providers: [InventoryBackend, InventoryClient],
 })
 export class AppModule {}
