@@ -56,6 +56,9 @@ const TEST_EXTRA = {
     '@opentelemetry/sdk-metrics',
     '@opentelemetry/exporter-prometheus',
     'ioredis',
+    'undici',
+    '@grpc/grpc-js',
+    '@grpc/proto-loader',
   ],
 };
 

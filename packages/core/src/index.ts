@@ -94,6 +94,18 @@ export { bindCriticality, currentCriticality, Criticality } from './context/crit
 export { currentSignal } from './context/context-storage';
 export { propagationHeaders, withPropagation, type PropagationHeaderNames } from './context/propagation';
 export { installAxiosPropagation, type AxiosLike } from './context/axios-propagation';
+export { propagationSignal, type PropagationSignal } from './context/propagation';
+export {
+  formatGrpcTimeout,
+  grpcPropagation,
+  parseGrpcTimeout,
+  undiciPropagation,
+  type GrpcMetadataLike,
+  type UndiciDispatch,
+  type UndiciDispatchOptions,
+  type UndiciHandler,
+  type UndiciInterceptor,
+} from './context/propagation-integrations';
 export { keepSignalWatched } from './executor/signal-watch';
 
 // Events

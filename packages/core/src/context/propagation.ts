@@ -151,3 +151,54 @@ export function withPropagation(fetchImpl: Fetch = globalThis.fetch, names?: Pro
   };
   return propagating as Fetch;
 }
+
+/** An outbound request's abort signal and the means to let go of it (SPEC §2: nothing outlives its call). */
+export interface PropagationSignal {
+  /** Aborts when the ambient deadline ends, the ambient call's signal aborts, or `callerSignal` aborts. */
+  readonly signal: AbortSignal;
+  /** Clears the deadline timer and removes the listeners; call it when the request settles. Idempotent. */
+  release(): void;
+}
+
+/**
+ * For integrations (undici, gRPC, a client of your own): a signal that follows the ambient deadline and the ambient
+ * call's signal (`currentSignal()`), plus the caller's own `callerSignal`. `undefined` when there is nothing ambient
+ * to follow: the caller's signal is then used as it is. The deadline timer runs on the clock that measured the
+ * deadline (a FakeClock timer in tests). The abort reason is a `deadline_exceeded` ResilienceError, or the reason of
+ * the signal that aborted.
+ */
+export function propagationSignal(callerSignal?: AbortSignal | null): PropagationSignal | undefined {
+  const { remaining, clock, signal: ambient } = ambientLimits();
+  if (ambient === undefined && (remaining === undefined || clock === undefined)) return undefined;
+  const controller = new AbortController();
+  const sources = [ambient, callerSignal ?? undefined].filter((s): s is AbortSignal => s !== undefined);
+  for (const source of sources)
+    if (source.aborted) {
+      controller.abort(source.reason);
+      return { signal: controller.signal, release: () => undefined };
+    }
+  if (remaining !== undefined && remaining <= 0) {
+    controller.abort(deadlineExceeded());
+    return { signal: controller.signal, release: () => undefined };
+  }
+  let timer: unknown;
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    if (timer !== undefined) clock!.clearTimeout(timer);
+    for (const source of sources) source.removeEventListener('abort', onAbort);
+  };
+  function onAbort(this: AbortSignal): void {
+    release();
+    controller.abort(this.reason);
+  }
+  if (remaining !== undefined && clock !== undefined)
+    timer = clock.setTimeout(() => {
+      timer = undefined;
+      release();
+      controller.abort(deadlineExceeded());
+    }, remaining);
+  for (const source of sources) source.addEventListener('abort', onAbort, { once: true });
+  return { signal: controller.signal, release };
+}
