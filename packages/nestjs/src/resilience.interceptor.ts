@@ -160,10 +160,16 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     const http = context.getType() === 'http';
     // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
     const request: unknown = http ? context.getArgByIndex(0) : undefined;
-    const budget = http ? this.#budgetOf(request) : undefined;
+    // gRPC carries the caller's deadline natively (grpc-timeout, read by grpc-js) and criticality as metadata.
+    const grpc = !http && this.#readsHeaders ? grpcCall(context) : undefined;
+    const budget = http ? this.#budgetOf(request) : grpc !== undefined ? grpcBudget(grpc) : undefined;
     // The caller has already given up: answer 504 without running the handler (SPEC §14.4).
-    if (budget !== undefined && budget <= 0) return throwError(inboundDeadlineExceeded);
-    const criticality = http ? this.#criticalityOf(request, plan.criticality) : plan.criticality;
+    if (http && budget !== undefined && budget <= 0) return throwError(inboundDeadlineExceeded);
+    const criticality = http
+      ? this.#criticalityOf(request, plan.criticality)
+      : grpc !== undefined && this.#criticalityHeader !== undefined
+        ? (parseCriticality(grpcMetadata(grpc.metadata, this.#criticalityHeader)) ?? plan.criticality)
+        : plan.criticality;
     const binding = plan.binding;
     if (binding === undefined) {
       if (budget === undefined && criticality === undefined) return next.handle();
@@ -393,3 +399,30 @@ function collect(source: Observable<unknown>, signal: AbortSignal): Promise<Obse
  */
 @Injectable()
 export class ResilienceControllerInterceptor extends ResilienceInterceptor {}
+
+/** A gRPC handler's metadata and call (Nest passes `(data, metadata, call)`), recognised by their shape. */
+interface GrpcCall {
+  readonly metadata: { get(key: string): unknown[] };
+  readonly call: { getDeadline?(): Date | number };
+}
+
+function grpcCall(context: ExecutionContext): GrpcCall | undefined {
+  if (context.getType() !== 'rpc') return undefined;
+  const metadata = context.getArgByIndex(1) as { get?: unknown; getMap?: unknown } | undefined;
+  const call = context.getArgByIndex(2) as { getDeadline?: unknown } | undefined;
+  if (typeof metadata?.get !== 'function' || typeof metadata.getMap !== 'function') return undefined;
+  return { metadata: metadata as GrpcCall['metadata'], call: (call ?? {}) as GrpcCall['call'] };
+}
+
+/** The ms left of a gRPC call's deadline (grpc-js parsed the caller's grpc-timeout), or undefined without one. */
+function grpcBudget(grpc: GrpcCall): number | undefined {
+  const deadline = grpc.call.getDeadline?.();
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  if (at === undefined || !Number.isFinite(at)) return undefined;
+  return Math.max(0, at - Date.now());
+}
+
+function grpcMetadata(metadata: GrpcCall['metadata'], key: string): string | undefined {
+  const value = metadata.get(key)[0];
+  return typeof value === 'string' ? value : undefined;
+}
