@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { Controller, Get, Injectable, type INestApplication } from '@nestjs/common';
 import { HttpModule, HttpService } from '@nestjs/axios';
 import {
+  BulkheadStrategy,
+  Resilience,
   ResiliencePolicy,
   RetryStrategy,
   currentCriticality,
@@ -40,6 +42,16 @@ class ForwardController {
   async b(): Promise<unknown> {
     return (await firstValueFrom(this.http.get(`${urls.c}/c`))).data;
   }
+
+  @Get('a-prio')
+  async aPrio(): Promise<unknown> {
+    return (await firstValueFrom(this.http.get(`${urls.b}/b-prio`))).data;
+  }
+
+  @Get('b-prio')
+  async bPrio(): Promise<unknown> {
+    return (await firstValueFrom(this.http.get(`${urls.c}/prio`))).data;
+  }
 }
 
 @Injectable()
@@ -56,6 +68,9 @@ class Work {
   }
 }
 
+/** Holds C's one prioritized slot until released. */
+let holding = deferred<void>();
+
 @Controller()
 class EndController {
   constructor(private readonly work: Work) {}
@@ -64,12 +79,26 @@ class EndController {
   c(): Promise<unknown> {
     return this.work.run();
   }
+
+  /** One slot, a queue of one, criticality tiers: a full queue admits a more critical arrival by displacing. */
+  @Get('prio')
+  @Resilient('prio')
+  async prio(): Promise<{ level: number }> {
+    await holding.promise;
+    return { level: currentCriticality() };
+  }
 }
 
 const resilienceModule = () =>
   ResilienceModule.forRoot({
     headers: NAMES,
-    policies: [new ResiliencePolicy({ name: 'plain', strategies: [new RetryStrategy({ maxAttempts: 1 })] })],
+    policies: [
+      new ResiliencePolicy({ name: 'plain', strategies: [new RetryStrategy({ maxAttempts: 1 })] }),
+      new ResiliencePolicy({
+        name: 'prio',
+        strategies: [new BulkheadStrategy({ maxConcurrency: 1, maxQueue: 1, prioritized: true })],
+      }),
+    ],
   });
 
 async function boot(
@@ -88,6 +117,7 @@ async function boot(
 describe.each(ADAPTERS)('A → B → C over real HTTP with headers.propagate (%s)', (adapter) => {
   const apps: INestApplication[] = [];
   let a: INestApplication;
+  let c: INestApplication;
 
   beforeAll(async () => {
     const A = await boot(adapter, ForwardController);
@@ -95,6 +125,7 @@ describe.each(ADAPTERS)('A → B → C over real HTTP with headers.propagate (%s
     const C = await boot(adapter, EndController, [Work as never]);
     apps.push(A.app, B.app, C.app);
     a = A.app;
+    c = C.app;
     urls.b = B.url.replace('[::1]', '127.0.0.1');
     urls.c = C.url.replace('[::1]', '127.0.0.1');
   });
@@ -124,6 +155,40 @@ describe.each(ADAPTERS)('A → B → C over real HTTP with headers.propagate (%s
     const res = await request(a.getHttpServer()).get('/a');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ remaining: null, level: 2 });
+  });
+
+  it('A’s criticality reaches C’s prioritized bulkhead: a CRITICAL chain displaces a queued NORMAL request', async () => {
+    holding = deferred<void>();
+    const waiting = async (n: number): Promise<void> => {
+      for (let i = 0; i < 20_000; i++) {
+        const [state] = await c.get(Resilience).admin.inspect({ policy: 'prio' });
+        if ((state?.waiting ?? 0) === n && (state?.inUse ?? 0) === 1) return;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      throw new Error(`C's bulkhead never had ${n} waiting`);
+    };
+    const server = c.getHttpServer();
+    const holder = request(server)
+      .get('/prio')
+      .then((r) => r);
+    await waiting(0);
+    // No header: NORMAL. Only a more critical arrival can displace it from the full queue.
+    const normal = request(server)
+      .get('/prio')
+      .then((r) => r);
+    await waiting(1);
+    const critical = request(a.getHttpServer())
+      .get('/a-prio')
+      .set('x-criticality', 'critical')
+      .then((r) => r);
+    const shed = await normal;
+    expect(shed.status).toBe(503);
+    expect(shed.body).toMatchObject({ code: 'bulkhead_queue_shed' });
+    holding.resolve();
+    expect((await holder).status).toBe(200);
+    const res = await critical;
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ level: 3 });
   });
 
   it('when A’s budget runs out, C’s work is aborted and A answers 504', async () => {
