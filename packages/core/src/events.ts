@@ -1,11 +1,12 @@
 import type { BreakerState, BreakerTransition } from './stores/ports';
 import type { ExceptionKind } from './errors/resilience-error';
+import type { ControlAction } from './control/control-store';
 
 /** How a call ended, from the caller's point of view (metrics use the same four values, SPEC §8). */
 export type CallOutcome = 'success' | 'failure' | 'rejected' | 'cancelled';
 
-/** Which store port degraded. */
-export type StoreName = 'circuitBreaker' | 'rateLimit' | 'latencyDigest';
+/** Which store port degraded. `control`: the control store (SPEC §14.1); its events carry `policy: ''`. */
+export type StoreName = 'circuitBreaker' | 'rateLimit' | 'latencyDigest' | 'control';
 
 interface EventBase {
   readonly policy: string;
@@ -53,7 +54,18 @@ export type ResilienceEvent =
   | (EventBase & { readonly type: 'hedge_attempt'; readonly attempt: number; readonly delay: number })
   | (EventBase & { readonly type: 'hedge_won'; readonly attempt: number })
   | (EventBase & { readonly type: 'fallback'; readonly error: unknown; readonly kind: ExceptionKind })
-  | (EventBase & { readonly type: 'store_degraded'; readonly store: StoreName; readonly error: unknown });
+  | (EventBase & { readonly type: 'store_degraded'; readonly store: StoreName; readonly error: unknown })
+  | (EventBase & {
+      readonly type: 'control_applied';
+      /** The admin method whose change this replica applied (SPEC §14.1). */
+      readonly action: ControlAction;
+      /** `fleet`: from the control store (this replica's own write included); `local`: a `{ scope: 'local' }` call. */
+      readonly scope: 'fleet' | 'local';
+      /** A force-open whose ttl ended. */
+      readonly expired?: true;
+      /** `retune`: the policy version now in force. */
+      readonly version?: number;
+    });
 
 export type ResilienceEventType = ResilienceEvent['type'];
 export type ResilienceListener = (event: ResilienceEvent) => void;
@@ -72,6 +84,7 @@ export const EventType = Object.freeze({
   HEDGE_WON: 'hedge_won',
   FALLBACK: 'fallback',
   STORE_DEGRADED: 'store_degraded',
+  CONTROL_APPLIED: 'control_applied',
 } as const satisfies Record<string, ResilienceEventType>);
 
 /** The `breaker_state` event of a store's transition, with what opened the breaker when the store says. */

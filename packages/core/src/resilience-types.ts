@@ -2,6 +2,8 @@ import type { Clock, Random } from './time/clock';
 import type { ExceptionKind } from './errors/resilience-error';
 import type { ResilienceStores } from './stores/ports';
 import type { ResilienceStateSnapshot } from './admin/snapshot';
+import type { AdminActionOptions, ForceOpenOptions, RetuneOptions } from './admin/admin-arguments';
+import type { AuditEntry, ReplicaRecord } from './control/control-store';
 
 /** What the user function receives (SPEC §4). `signal` is created lazily on first read. */
 export interface CallContext {
@@ -31,17 +33,29 @@ export interface RunOptions<T> {
 /** Extends the default classification; return undefined to defer to it. */
 export type Classifier = (error: unknown) => ExceptionKind | undefined;
 
-/** The control plane (SPEC §6). Every method returns a Promise because stores may be remote. */
+/**
+ * The control plane (SPEC §6, §14.1). Every method returns a Promise because stores may be remote. With a shared
+ * control store (`stores.control`), the actions reach every replica (default `scope: 'fleet'`); `{ scope: 'local' }`
+ * acts on this replica only. Without one, this process is a fleet of one.
+ */
 export interface ResilienceAdmin {
+  /** Snapshots carry each policy's `version`. */
   inspect(filter?: { policy?: string }): Promise<ResilienceStateSnapshot[]>;
-  /** No route: every route of the policy, including ones first seen later. */
-  forceOpen(policy: string, route?: string): Promise<void>;
-  clearForcedOpen(policy: string, route?: string): Promise<void>;
-  resetBreaker(policy: string, route?: string): Promise<void>;
-  /** Validates first (a ResiliencePolicy or its JSON spec), then hot-swaps the policy of that name. */
-  retune(policyOrSpec: unknown): Promise<void>;
+  /** No route: every route of the policy, including ones first seen later. With `ttl`, it clears itself. */
+  forceOpen(policy: string, route?: string, options?: ForceOpenOptions): Promise<void>;
+  clearForcedOpen(policy: string, route?: string, options?: AdminActionOptions): Promise<void>;
+  resetBreaker(policy: string, route?: string, options?: AdminActionOptions): Promise<void>;
+  /**
+   * Validates first (a ResiliencePolicy or its JSON spec), then hot-swaps the policy of that name. A fleet retune
+   * adds 1 to the policy's version (0 as configured); with `ifVersion` it is compare-and-set (`version_conflict`).
+   */
+  retune(policyOrSpec: unknown, options?: RetuneOptions): Promise<{ policy: string; version: number }>;
   /** Names of all registered policies (built-ins included). */
   policies(): Promise<string[]>;
+  /** The replicas sharing the control store whose heartbeat has not expired (this one alone without one). */
+  replicas(): Promise<ReplicaRecord[]>;
+  /** The audit trail, newest first (default 100 entries, at most 1000). */
+  audit(options?: { limit?: number }): Promise<AuditEntry[]>;
 }
 
 export type { Clock, Random, ResilienceStores };

@@ -1,3 +1,5 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { composeClassifier } from './errors/classify';
 import type { ResilienceEvent, ResilienceListener } from './events';
 import { ResiliencePolicy } from './policy/resilience-policy';
@@ -14,7 +16,9 @@ import { Invocation, type CallSettler } from './executor/invocation';
 import { PolicyRuntime, type KeyDeps } from './executor/policy-runtime';
 import { TimerQueue } from './executor/timer-queue';
 import { admitStream, type StreamPermit } from './executor/stream-admission';
-import { createAdmin, type AdminHost } from './admin/resilience-admin';
+import { createAdmin, type ControlledAdminHost } from './admin/resilience-admin';
+import { ControlReplica } from './control/control-replica';
+import { InMemoryControlStore } from './control/in-memory-control-store';
 import { callArgumentsError, validCallArguments } from './validation/call-arguments';
 import { OptionsValidator, Rules, formatValue } from './validation/options-validator';
 
@@ -42,6 +46,11 @@ export interface ResilienceOptions {
    * can set `false` to avoid it. Deadlines and criticality bound by the caller are honoured either way.
    */
   readonly ambientContext?: boolean;
+  /**
+   * This replica's id in the control store's replica list and audit trail (SPEC §14.1). Default:
+   * `<hostname>-<pid>-<random>`.
+   */
+  readonly replicaId?: string;
 }
 
 /**
@@ -55,6 +64,11 @@ export class Resilience {
   readonly #policies = new Map<string, PolicyRuntime>();
   #listeners: readonly ResilienceListener[] = [];
   readonly #maxKeys: number;
+  /** Each policy's fleet version (0 as configured, absent = 0). */
+  readonly #versions = new Map<string, number>();
+  readonly #control: ControlReplica;
+  /** Set while the control store's standing overrides are being read at start: calls wait for them. */
+  #gate: Promise<void> | undefined;
 
   constructor(options: ResilienceOptions = {}) {
     // One options check, as every strategy's: each violation named with its field, constraint and value, together.
@@ -84,6 +98,11 @@ export class Resilience {
       4096,
     );
     if (options.ambientContext !== undefined) v.boolean('ambientContext', options.ambientContext, true);
+    if (
+      options.replicaId !== undefined &&
+      !(typeof options.replicaId === 'string' && /^[\w.:@-]{1,128}$/.test(options.replicaId))
+    )
+      v.fail('replicaId', 'a string of 1–128 letters, digits, and . _ : @ -', options.replicaId);
     if (options.random !== undefined && typeof options.random !== 'function')
       v.fail('random', 'a function returning [0, 1)', options.random);
     if (options.classify !== undefined && typeof options.classify !== 'function')
@@ -124,29 +143,66 @@ export class Resilience {
     this.#engine = engine;
     for (const p of BUILTIN_POLICIES) this.#policies.set(p.name, new PolicyRuntime(p, maxKeys, engine));
     for (const p of policies) this.#policies.set(p.name, new PolicyRuntime(p, maxKeys, engine));
-    const host: AdminHost = {
+    const replace = (policy: ResiliencePolicy, version: number): void => {
+      const old = this.#policies.get(policy.name)!;
+      const next = new PolicyRuntime(policy, this.#maxKeys, engine);
+      next.forcedAll = old.forcedAll;
+      const dropDigest = old.digestParams !== undefined || next.digestParams !== undefined;
+      // Every route seen stays known (inspect lists it; an open breaker's key stays pinned), with fresh adaptive state.
+      for (const [route, ks] of old.keys) {
+        const fresh = next.key(route);
+        fresh.forcedOpen = ks.forcedOpen;
+        fresh.breakerState = ks.breakerState;
+        fresh.breakerSeenAt = ks.breakerSeenAt;
+        ks.successor = fresh;
+        ks.carryCallsTo(fresh);
+        if (dropDigest) this.#resetDigest(policy.name, route, ks.key);
+      }
+      this.#policies.set(policy.name, next);
+      this.#versions.set(policy.name, version);
+    };
+    const version = (name: string): number => this.#versions.get(name) ?? 0;
+    const runtime = (name: string): PolicyRuntime | undefined => this.#policies.get(name);
+    this.#control = new ControlReplica(
+      stores.control ?? new InMemoryControlStore(),
+      { engine, runtime, replace, version },
+      options.replicaId ?? defaultReplicaId(),
+      Date.now(),
+    );
+    const host: ControlledAdminHost = {
       engine,
-      runtime: (name) => this.#policies.get(name),
+      runtime,
       runtimes: () => [...this.#policies.values()],
-      replace: (policy) => {
-        const old = this.#policies.get(policy.name)!;
-        const next = new PolicyRuntime(policy, this.#maxKeys, engine);
-        next.forcedAll = old.forcedAll;
-        const dropDigest = old.digestParams !== undefined || next.digestParams !== undefined;
-        // Every route seen stays known (inspect lists it; an open breaker's key stays pinned), with fresh adaptive state.
-        for (const [route, ks] of old.keys) {
-          const fresh = next.key(route);
-          fresh.forcedOpen = ks.forcedOpen;
-          fresh.breakerState = ks.breakerState;
-          fresh.breakerSeenAt = ks.breakerSeenAt;
-          ks.successor = fresh;
-          ks.carryCallsTo(fresh);
-          if (dropDigest) this.#resetDigest(policy.name, route, ks.key);
-        }
-        this.#policies.set(policy.name, next);
-      },
+      replace: (policy) => replace(policy, version(policy.name)),
+      replaceAt: replace,
+      version,
+      control: this.#control,
+      sharedControl: stores.control !== undefined,
     };
     this.admin = createAdmin(host);
+    // The standing overrides apply before the first call: at once with an in-process store, else calls wait.
+    const started = this.#control.start();
+    if (started instanceof Promise)
+      this.#gate = started.then(() => {
+        this.#gate = undefined;
+      });
+  }
+
+  /**
+   * Resolves once the control store's standing overrides are applied (at once without a remote control store).
+   * Calls made before wait for it by themselves; a server can await it before it starts listening.
+   */
+  ready(): Promise<void> {
+    return this.#gate ?? Promise.resolve();
+  }
+
+  /**
+   * Stops the control plane's heartbeats, reconcile timer, expiry timers and subscription, and leaves the replica
+   * list (SPEC §14.1). After it, the clock holds no timer of this `Resilience` but those of calls still running.
+   * Calls still work (on the state they have); admin actions then act on a closed replica — close on shutdown.
+   */
+  async close(): Promise<void> {
+    await this.#control.close();
   }
 
   /**
@@ -155,6 +211,7 @@ export class Resilience {
    * rejections and timeouts, the caller's abort reason when the caller aborted).
    */
   run<T>(fn: (ctx: CallContext) => T | Promise<T>, options: RunOptions<T>): Promise<T> {
+    if (this.#gate !== undefined) return this.#gate.then(() => this.run(fn, options));
     // Bad arguments (from JavaScript, or from configuration) are a rejection naming each one, never a throw.
     const pr =
       typeof options === 'object' && options !== null ? this.#policies.get(options.policy) : undefined;
@@ -177,6 +234,10 @@ export class Resilience {
    * possibly before this returns. Not part of the public API. @internal
    */
   [RUN_SETTLED](fn: (ctx: CallContext) => unknown, options: RunOptions<unknown>, settler: CallSettler): void {
+    if (this.#gate !== undefined) {
+      void this.#gate.then(() => this[RUN_SETTLED](fn, options, settler));
+      return;
+    }
     const pr = this.#policies.get(options.policy);
     if (pr === undefined) return settler.settled(false, callArgumentsError('run', fn, options, false));
     new Invocation(this.#engine, pr, pr.key(options.route), fn, options).startSettled(settler);
@@ -188,6 +249,7 @@ export class Resilience {
    * never apply to streams (SPEC §9).
    */
   admitStream(policy: string, options: { readonly route?: string | undefined } = {}): Promise<StreamPermit> {
+    if (this.#gate !== undefined) return this.#gate.then(() => this.admitStream(policy, options));
     const pr = this.#policies.get(policy);
     const route: unknown = typeof options === 'object' && options !== null ? options.route : null;
     if (pr === undefined || (route !== undefined && typeof route !== 'string'))
@@ -274,7 +336,17 @@ const STORE_METHODS = {
   circuitBreaker: ['acquire', 'record', 'inspect', 'reset'],
   rateLimit: ['take', 'tokens', 'reset'],
   latencyDigest: ['observe', 'read', 'reset'],
+  control: ['read', 'seq', 'write', 'record', 'audit', 'subscribe', 'heartbeat', 'leave', 'replicas'],
 } as const;
+
+/** `<hostname>-<pid>-<4 hex>`: readable in `admin.replicas()`, unique across restarts of one pod. */
+function defaultReplicaId(): string {
+  const host =
+    hostname()
+      .replace(/[^\w.:@-]/g, '_')
+      .slice(0, 64) || 'host';
+  return `${host}-${process.pid}-${randomBytes(2).toString('hex')}`;
+}
 
 function hasMethods(value: unknown, methods: readonly string[]): boolean {
   if (typeof value !== 'object' || value === null) return false;
@@ -290,13 +362,14 @@ const RESILIENCE_OPTION_KEYS: readonly string[] = [
   'classify',
   'maxKeysPerPolicy',
   'ambientContext',
+  'replicaId',
 ];
 
 /** A store given in the wrong shape (or under an unknown name) fails at construction, not on the first call. */
 function checkStores(stores: unknown, v: OptionsValidator): void {
   if (stores === undefined) return;
   if (typeof stores !== 'object' || stores === null) {
-    v.fail('stores', 'an object { circuitBreaker?, rateLimit?, latencyDigest? }', stores);
+    v.fail('stores', 'an object { circuitBreaker?, rateLimit?, latencyDigest?, control? }', stores);
     return;
   }
   for (const key of Object.keys(stores))

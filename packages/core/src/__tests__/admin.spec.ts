@@ -37,6 +37,7 @@ describe('admin.inspect', () => {
         policy: 'full',
         route: 'r',
         forcedOpen: false,
+        version: 0,
         breaker: { state: 'closed', failureRatio: 0, calls: 0 },
         concurrencyLimit: 3,
         inUse: 1,
@@ -48,12 +49,13 @@ describe('admin.inspect', () => {
         policy: 'throttle',
         route: undefined,
         forcedOpen: false,
+        version: 0,
         throttleRejectionProbability: 2 / 3,
       },
-      { policy: 'plain', route: 'x', forcedOpen: false },
+      { policy: 'plain', route: 'x', forcedOpen: false, version: 0 },
     ]);
     expect(await resilience.admin.inspect({ policy: 'plain' })).toEqual([
-      { policy: 'plain', route: 'x', forcedOpen: false },
+      { policy: 'plain', route: 'x', forcedOpen: false, version: 0 },
     ]);
     d.resolve(1);
     await clock.advance(0);

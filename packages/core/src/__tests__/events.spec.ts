@@ -159,6 +159,7 @@ describe('events', () => {
         'hedge_won',
         'fallback',
         'store_degraded',
+        'control_applied',
       ].sort(),
     );
   });

@@ -48,6 +48,7 @@ describe('hedge and forceOpen', () => {
       expect(
         events.map((e) => [e.type, 'code' in e ? e.code : 'attempt' in e ? e.attempt : undefined]),
       ).toEqual([
+        ['control_applied', undefined], // the force-open, applied by this replica (SPEC §14.1)
         ['hedge_attempt', 2],
         ['rejected', 'resilience_forced_open'],
         ['hedge_attempt', 3],

@@ -76,7 +76,7 @@ describe('Resilience.run basics', () => {
         'stores.rateLimit must be a store with take, tokens, reset, got { take: a function }',
     );
     expect(() => new Resilience({ stores: 7 as never })).toThrow(
-      'stores must be an object { circuitBreaker?, rateLimit?, latencyDigest? }, got 7',
+      'stores must be an object { circuitBreaker?, rateLimit?, latencyDigest?, control? }, got 7',
     );
     expect(() => new Resilience({ clock: { now: () => 0 } as never })).toThrow(/clock must be a Clock/);
   });

@@ -149,6 +149,7 @@ describe('store failover', () => {
         policy: 'p',
         route: 'r',
         forcedOpen: false,
+        version: 0,
         breaker: { state: 'closed', failureRatio: 0, calls: 0 },
         localFallback: ['circuitBreaker'],
       },

@@ -1,65 +1,38 @@
-import { ErrorCode, ResilienceError } from '../errors/resilience-error';
+import { ResilienceError } from '../errors/resilience-error';
 import { ResiliencePolicy } from '../policy/resilience-policy';
-import { policyFromSpec } from '../policy/policy-spec';
-import type { Engine } from '../executor/engine';
+import { policyFromSpec, policyToSpec } from '../policy/policy-spec';
 import { hedgeDelayOf } from '../executor/hedge';
 import type { KeyState, PolicyRuntime } from '../executor/policy-runtime';
 import type { StoreName } from '../events';
-import { stateKey } from '../stores/ports';
 import type { ResilienceAdmin } from '../resilience-types';
 import { formatValue } from '../validation/options-validator';
+import { versionConflict, type ControlReplica } from '../control/control-replica';
+import type { AuditEntry, ControlChange, ReplicaRecord } from '../control/control-store';
+import {
+  checkAdminCall,
+  checkAuditLimit,
+  unknownPolicyError,
+  type ResolvedAdminOptions,
+} from './admin-arguments';
+import { clearForcedHere, forceOpenHere, resetBreakerHere, type AdminHost } from './local-operations';
 import type { ResilienceStateSnapshot } from './snapshot';
 
-/** What the control plane may touch of a `Resilience` (its registry of policy runtimes), and nothing else. */
-export interface AdminHost {
-  readonly engine: Engine;
-  runtime(name: string): PolicyRuntime | undefined;
-  runtimes(): PolicyRuntime[];
-  replace(policy: ResiliencePolicy): void;
+export type { AdminHost } from './local-operations';
+
+/** The admin's view of its `Resilience`: the registry, the control replica and the fleet version of each policy. */
+export interface ControlledAdminHost extends AdminHost {
+  readonly control: ControlReplica;
+  /** Whether the control store was given (shared with other replicas) rather than this `Resilience`'s own. */
+  readonly sharedControl: boolean;
+  version(name: string): number;
+  /** Swaps in a policy at `version` (a local retune keeps the version it had). */
+  replaceAt(policy: ResiliencePolicy, version: number): void;
 }
 
-function unknownPolicy(name: unknown): ResilienceError {
-  return new ResilienceError({
-    kind: 'configuration',
-    code: ErrorCode.UNKNOWN_POLICY,
-    message: `Unknown policy '${String(name)}'`,
-    details: { policy: name },
-  });
-}
-
-/**
- * Admin calls are driven by HTTP bodies, scripts and consoles: a route that is not a string (a number from a JSON
- * body, an object) would otherwise become a key of its own, and the operator's action would silently miss the
- * route they meant. One `configuration` error names each bad argument.
- */
-function checkArguments(method: string, policy: unknown, route: unknown): void {
-  const problems: string[] = [];
-  if (typeof policy !== 'string') problems.push(`policy must be a policy name, got ${formatValue(policy)}`);
-  if (route !== undefined && typeof route !== 'string')
-    problems.push(`route must be a string or undefined, got ${formatValue(route)}`);
-  if (problems.length > 0)
-    throw new ResilienceError({
-      kind: 'configuration',
-      message: `Invalid admin.${method}() call: ${problems.join('; ')}`,
-      details: { problems },
-    });
-}
-
-/**
- * The keys an operation addresses: one route, or (no route) every route the policy has seen. A route this process
- * has not seen has no key, and none is created for it: clearing or resetting a route is no reason to hold state for
- * it, and creating one per call would let an operator's loop over routes evict the idle keys real traffic uses.
- */
-function keysOf(pr: PolicyRuntime, route: string | undefined): KeyState[] {
-  if (route === undefined) return [...pr.keys.values()];
-  const ks = pr.keys.get(route);
-  return ks === undefined ? [] : [ks];
-}
-
-export function createAdmin(host: AdminHost): ResilienceAdmin {
+export function createAdmin(host: ControlledAdminHost): ResilienceAdmin {
   const need = (name: string): PolicyRuntime => {
     const pr = host.runtime(name);
-    if (pr === undefined) throw unknownPolicy(name);
+    if (pr === undefined) throw unknownPolicyError(name);
     return pr;
   };
 
@@ -101,7 +74,12 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
     ]);
     const snap: {
       -readonly [K in keyof ResilienceStateSnapshot]: ResilienceStateSnapshot[K];
-    } = { policy: policy.name, route: key.route, forcedOpen: ks.forcedOpen || pr.forcedAll };
+    } = {
+      policy: policy.name,
+      route: key.route,
+      forcedOpen: ks.forcedOpen || pr.forcedAll,
+      version: host.version(policy.name),
+    };
     if (b !== undefined) {
       const { state, failureRatio, calls, retryAfter } = b;
       snap.breaker =
@@ -121,6 +99,50 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
     return snap;
   };
 
+  const control = host.control;
+  /** This replica's own admin calls (capped), answered by `audit()` while the store is down. */
+  let ownAudit: AuditEntry[] = [];
+  const change = <C extends Partial<ControlChange>>(
+    action: C,
+    policy: string,
+    route: string | undefined,
+    o: ResolvedAdminOptions,
+  ): ControlChange =>
+    ({
+      ...action,
+      policy,
+      route,
+      reason: o.reason,
+      actor: o.actor,
+      replica: control.info.id,
+    }) as unknown as ControlChange;
+  /** Local actions are audited too (best effort: the local scope must work while the store is down). */
+  const recordLocal = (
+    action: AuditEntry['action'],
+    policy: string,
+    route: string | undefined,
+    o: ResolvedAdminOptions,
+    extra: Partial<AuditEntry> = {},
+  ): void => {
+    const entry: Omit<AuditEntry, 'at'> = {
+      action,
+      policy,
+      scope: 'local',
+      replica: control.info.id,
+      ...(route === undefined ? {} : { route }),
+      ...(o.actor === undefined ? {} : { actor: o.actor }),
+      ...(o.reason === undefined ? {} : { reason: o.reason }),
+      ...extra,
+    };
+    ownAudit = [...ownAudit, { at: Date.now(), ...entry }].slice(-100);
+    try {
+      const done = control.store.record(entry);
+      if (done instanceof Promise) done.then(undefined, () => undefined);
+    } catch {
+      // the store is down: the entry stays in this replica's own trail
+    }
+  };
+
   return Object.freeze({
     async inspect(filter: { policy?: string } = {}): Promise<ResilienceStateSnapshot[]> {
       if (typeof filter !== 'object' || filter === null)
@@ -128,7 +150,7 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
           kind: 'configuration',
           message: `Invalid admin.inspect() call: filter must be an object ({ policy? }) or undefined, got ${formatValue(filter)}`,
         });
-      if (filter.policy !== undefined) checkArguments('inspect', filter.policy, undefined);
+      if (filter.policy !== undefined) checkAdminCall('inspect', filter.policy, undefined, undefined);
       const runtimes = filter.policy === undefined ? host.runtimes() : [need(filter.policy)];
       // Every key at once: against a remote store (ioredis pipelines the commands) a slow or failing store costs
       // about one command timeout for the whole inspection, not one per key.
@@ -141,61 +163,92 @@ export function createAdmin(host: AdminHost): ResilienceAdmin {
       return Promise.all(pending);
     },
 
-    async forceOpen(policy: string, route?: string): Promise<void> {
-      checkArguments('forceOpen', policy, route);
+    async forceOpen(policy: string, route?: string, options?: unknown): Promise<void> {
+      const o = checkAdminCall('forceOpen', policy, route, options, ['ttl']);
       const pr = need(policy);
-      // Route-less: one policy-wide flag (pins no key); a route: that key's own flag.
-      if (route === undefined) pr.forcedAll = true;
-      else pr.key(route).forcedOpen = true;
-    },
-
-    async clearForcedOpen(policy: string, route?: string): Promise<void> {
-      checkArguments('clearForcedOpen', policy, route);
-      const pr = need(policy);
-      if (route === undefined) pr.forcedAll = false;
-      for (const ks of keysOf(pr, route)) ks.forcedOpen = false;
-      pr.unpinned++;
-    },
-
-    async resetBreaker(policy: string, route?: string): Promise<void> {
-      checkArguments('resetBreaker', policy, route);
-      const pr = need(policy);
-      if (pr.breakerParams === undefined) return;
-      const e = host.engine;
-      const keys = keysOf(pr, route);
-      // A route this process never saw may still be open in a shared store (another replica tripped it): reset the
-      // store's state for it, without creating a key here (the local store holds nothing for an unseen route).
-      if (route !== undefined && keys.length === 0) {
-        if (e.breakerStore !== e.breakerLocal)
-          await e.breakerStore.reset(stateKey(pr.policy.name, route), e.clock.now());
+      if (o.scope === 'fleet') {
+        await control.write(change({ action: 'forceOpen', ttl: o.ttl }, policy, route, o));
         return;
       }
-      // The same for the policy-wide state (no route: every replica behind a load balancer may receive the reset,
-      // and most never served the policy). Routes only other replicas served cannot be listed: name them.
-      if (route === undefined && !pr.keys.has(undefined) && e.breakerStore !== e.breakerLocal)
-        await e.breakerStore.reset(stateKey(pr.policy.name, undefined), e.clock.now());
-      for (const ks of keys) {
-        const now = e.clock.now();
-        await e.breakerLocal.reset(ks.key, now);
-        if (e.breakerStore !== e.breakerLocal) await e.breakerStore.reset(ks.key, now);
-        if (ks.breakerState !== 'closed' && e.listening) {
-          e.emit({
-            type: 'breaker_state',
-            policy: pr.policy.name,
-            route: ks.key.route,
-            from: ks.breakerState,
-            to: 'closed',
-          });
-        }
-        ks.breakerState = 'closed';
-      }
-      pr.unpinned++;
+      forceOpenHere(pr, route);
+      if (o.ttl !== undefined) control.expireLocally(policy, route, o.ttl);
+      control.emitLocal('forceOpen', policy, route);
+      recordLocal('forceOpen', policy, route, o, o.ttl === undefined ? {} : { ttl: o.ttl });
     },
 
-    async retune(policyOrSpec: unknown): Promise<void> {
+    async clearForcedOpen(policy: string, route?: string, options?: unknown): Promise<void> {
+      const o = checkAdminCall('clearForcedOpen', policy, route, options);
+      const pr = need(policy);
+      if (o.scope === 'fleet') {
+        await control.write(change({ action: 'clearForcedOpen' }, policy, route, o));
+        return;
+      }
+      clearForcedHere(pr, route);
+      control.forgetLocalExpiry(policy, route);
+      control.emitLocal('clearForcedOpen', policy, route);
+      recordLocal('clearForcedOpen', policy, route, o);
+    },
+
+    async resetBreaker(policy: string, route?: string, options?: unknown): Promise<void> {
+      const o = checkAdminCall('resetBreaker', policy, route, options);
+      const pr = need(policy);
+      if (pr.breakerParams === undefined) return;
+      if (o.scope === 'fleet') {
+        await control.write(change({ action: 'resetBreaker' }, policy, route, o));
+        return;
+      }
+      // Local scope: this replica's breaker state; a shared breaker store's state is the fleet's one state, so it
+      // is reset too (as before the control plane existed).
+      await resetBreakerHere(host.engine, pr, route, true);
+      control.emitLocal('resetBreaker', policy, route);
+      recordLocal('resetBreaker', policy, route, o);
+    },
+
+    async retune(policyOrSpec: unknown, options?: unknown): Promise<{ policy: string; version: number }> {
+      // Validated before anything is published: a spec the writer refuses never reaches a replica.
       const policy = policyOrSpec instanceof ResiliencePolicy ? policyOrSpec : policyFromSpec(policyOrSpec);
+      const o = checkAdminCall('retune', policy.name, undefined, options, ['ifVersion']);
       need(policy.name);
-      host.replace(policy);
+      const current = host.version(policy.name);
+      if (o.scope === 'fleet') {
+        if (host.sharedControl && policy.fallback !== undefined)
+          throw new ResilienceError({
+            kind: 'configuration',
+            message: `Invalid admin.retune() call: a fleet retune travels as a JSON spec, which cannot carry the fallback function of policy '${policy.name}'; retune it with { scope: 'local' } on each replica, or drop the fallback`,
+            details: { policy: policy.name },
+          });
+        const spec = policyToSpec(policy);
+        const { version } = await control.write(
+          change({ action: 'retune', spec, ifVersion: o.ifVersion }, policy.name, undefined, o),
+          policy,
+        );
+        return { policy: policy.name, version: version ?? current };
+      }
+      if (o.ifVersion !== undefined && o.ifVersion !== current)
+        throw versionConflict(policy.name, current, o.ifVersion);
+      host.replaceAt(policy, current);
+      control.emitLocal('retune', policy.name, undefined, current);
+      recordLocal('retune', policy.name, undefined, o, { spec: policyToSpec(policy), version: current });
+      return { policy: policy.name, version: current };
+    },
+
+    async replicas(): Promise<ReplicaRecord[]> {
+      try {
+        return await control.store.replicas(host.engine.clock.now());
+      } catch {
+        // Store down: this replica's own view, which is all it knows.
+        return [{ ...control.replicaInfo(), lastSeen: Date.now() }];
+      }
+    },
+
+    async audit(options?: unknown): Promise<AuditEntry[]> {
+      const limit = checkAuditLimit(options);
+      try {
+        return await control.store.audit(limit);
+      } catch {
+        // Store down: what this replica did itself since it started, newest first.
+        return ownAudit.slice(-limit).reverse();
+      }
     },
 
     async policies(): Promise<string[]> {

@@ -6,6 +6,8 @@ export interface ResilienceStateSnapshot {
   readonly policy: string;
   readonly route: string | undefined;
   readonly forcedOpen: boolean;
+  /** The policy's version: 0 as configured, +1 for each fleet retune (SPEC §14.1). */
+  readonly version: number;
   /**
    * `failureRatio` and `calls`: closed, over the rolling window now; open and half-open, of the outcomes that last
    * opened the breaker (the window that tripped it, or the half-open period's probes when a probe failed), frozen

@@ -53,6 +53,7 @@ export const ErrorCode = Object.freeze({
   STORE_UNAVAILABLE: 'resilience_store_unavailable',
   UNKNOWN_POLICY: 'unknown_policy',
   INVALID_POLICY: 'invalid_policy',
+  VERSION_CONFLICT: 'version_conflict',
 } as const);
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -10,6 +10,8 @@
  * Results may be reused objects: a caller copies what it needs before its next call on the same store.
  */
 
+import type { ControlStore } from '../control/control-store';
+
 export type MaybePromise<T> = T | Promise<T>;
 
 /** Identity of one per-key state: a policy name and an optional route. `id` is a canonical string of both. */
@@ -212,4 +214,9 @@ export interface ResilienceStores {
   readonly circuitBreaker?: CircuitBreakerStore;
   readonly rateLimit?: RateLimitStore;
   readonly latencyDigest?: LatencyDigestStore;
+  /**
+   * Standing operator overrides shared by a fleet (SPEC §14.1): with one, `admin` actions reach every replica
+   * sharing it. Default: a store of this `Resilience`'s own (a fleet of one).
+   */
+  readonly control?: ControlStore;
 }

@@ -140,8 +140,8 @@ describe('strategy constructors refuse options they do not take', () => {
       () => new Resilience({ polices: [], stores: { rateLimits: new InMemoryRateLimitStore() } } as never),
     ).toThrow(
       'Invalid Resilience options: polices must be a known Resilience option (policies, stores, clock, random, ' +
-        'classify, maxKeysPerPolicy, ambientContext), got []; ' +
-        'stores.rateLimits must be a known store (circuitBreaker, rateLimit, latencyDigest), got an InMemoryRateLimitStore',
+        'classify, maxKeysPerPolicy, ambientContext, replicaId), got []; ' +
+        'stores.rateLimits must be a known store (circuitBreaker, rateLimit, latencyDigest, control), got an InMemoryRateLimitStore',
     );
     expect(() => new Resilience({ stores: { toString: 1 } } as never)).toThrow(
       /stores\.toString must be a known store/,

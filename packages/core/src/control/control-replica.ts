@@ -1,0 +1,436 @@
+import type { Engine } from '../executor/engine';
+import type { PolicyRuntime } from '../executor/policy-runtime';
+import { ErrorCode, ResilienceError, isResilienceError } from '../errors/resilience-error';
+import { policyFromSpec } from '../policy/policy-spec';
+import type { ResiliencePolicy } from '../policy/resilience-policy';
+import { stateKey } from '../stores/ports';
+import type { TimerHandle } from '../time/clock';
+import { clearForcedHere, forceOpenHere, resetBreakerHere } from '../admin/local-operations';
+import type {
+  ControlAction,
+  ControlChange,
+  ControlState,
+  ControlStore,
+  ControlSubscription,
+  ForcedOverride,
+  ReplicaInfo,
+} from './control-store';
+
+/** What a replica changes in its `Resilience`. */
+export interface ControlHost {
+  readonly engine: Engine;
+  runtime(name: string): PolicyRuntime | undefined;
+  /** Swaps in a policy and records the fleet version it carries. */
+  replace(policy: ResiliencePolicy, version: number): void;
+  version(name: string): number;
+}
+
+interface AppliedForce {
+  readonly policy: string;
+  readonly route: string | undefined;
+  readonly seq: number;
+  timer: TimerHandle | undefined;
+}
+
+/** Wraps a failure of the control store as the error fleet writes answer with (HTTP 503). */
+export function storeUnavailable(operation: string, cause: unknown): ResilienceError {
+  if (isResilienceError(cause) && cause.code === ErrorCode.STORE_UNAVAILABLE) return cause;
+  return new ResilienceError({
+    kind: 'infrastructure',
+    code: ErrorCode.STORE_UNAVAILABLE,
+    message: `The control store did not answer admin.${operation}(): nothing was changed`,
+    cause,
+  });
+}
+
+/** A compare-and-set retune whose `ifVersion` is not the policy's version (HTTP 409). */
+export function versionConflict(
+  policy: string,
+  version: number,
+  wanted: number | undefined,
+): ResilienceError {
+  return new ResilienceError({
+    kind: 'conflict',
+    code: ErrorCode.VERSION_CONFLICT,
+    message: `Policy '${policy}' is at version ${version}, not ${String(wanted)}: nothing was changed`,
+    details: { policy, version },
+  });
+}
+
+/**
+ * One replica's side of the fleet control plane (SPEC §14.1). It makes this `Resilience` match the store's standing
+ * overrides: on start (before the first call), on every notice, and on a periodic reconcile that repairs a notice
+ * lost with a dropped connection. Matching is by state, never by replaying commands, so applying twice is harmless
+ * and a forged notice causes at most one extra read.
+ */
+export class ControlReplica {
+  readonly info: { id: string; startedAt: number };
+  /** The store `seq` this replica has applied; -1 before the first read. */
+  #seq = -1;
+  readonly #forced = new Map<string, AppliedForce>();
+  /** Expiry timers of local-scope force-opens with a ttl, by key id. */
+  readonly #localExpiry = new Map<string, TimerHandle>();
+  #subscription: ControlSubscription | undefined;
+  #subscribing = false;
+  #syncing: Promise<void> | undefined;
+  #again = false;
+  #reconcileTimer: TimerHandle | undefined;
+  #heartbeatTimer: TimerHandle | undefined;
+  #closed = false;
+  /** Whether the store is failing; `store_degraded` is emitted once per outage, not once per tick. */
+  #degraded = false;
+
+  constructor(
+    readonly store: ControlStore,
+    private readonly host: ControlHost,
+    id: string,
+    startedAt: number,
+  ) {
+    this.info = { id, startedAt };
+  }
+
+  get seq(): number {
+    return this.#seq;
+  }
+
+  /**
+   * Subscribes, announces itself and applies the standing overrides. Synchronous with a synchronous store (no call
+   * can slip in before), a promise otherwise (the `Resilience` holds calls until it settles). Never rejects: a
+   * store that is down leaves the configured policies in force, and the reconcile keeps trying.
+   */
+  start(): void | Promise<void> {
+    const subscribed = this.#subscribe();
+    const after = (): void | Promise<void> => {
+      this.#heartbeat();
+      this.#scheduleTimers();
+      return this.sync();
+    };
+    return subscribed instanceof Promise ? subscribed.then(after) : after();
+  }
+
+  /** Reads the store and applies what changed; concurrent requests coalesce into one more read. */
+  sync(): void | Promise<void> {
+    if (this.#closed) return;
+    if (this.#syncing !== undefined) {
+      this.#again = true;
+      return this.#syncing;
+    }
+    let state: ControlState | Promise<ControlState>;
+    try {
+      state = this.store.read(this.host.engine.clock.now());
+    } catch (error) {
+      return this.#failed(error);
+    }
+    if (!(state instanceof Promise)) {
+      this.#ok();
+      this.#apply(state);
+      return;
+    }
+    const run = state.then(
+      (s) => {
+        this.#ok();
+        this.#apply(s);
+      },
+      (error: unknown) => this.#failed(error),
+    );
+    this.#syncing = run.then(() => {
+      this.#syncing = undefined;
+      if (this.#again) {
+        this.#again = false;
+        return this.sync();
+      }
+    });
+    return this.#syncing;
+  }
+
+  /**
+   * A fleet write: store first (nothing changes anywhere if it fails), then this replica, then a sync.
+   * `policy`: a retune's policy object, which this replica applies as given.
+   */
+  async write(change: ControlChange, policy?: ResiliencePolicy): Promise<{ seq: number; version?: number }> {
+    let result;
+    try {
+      result = await this.store.write(change, this.host.engine.clock.now());
+    } catch (error) {
+      throw storeUnavailable(change.action, error);
+    }
+    if (!result.ok)
+      throw versionConflict(
+        change.policy,
+        result.version,
+        change.action === 'retune' ? change.ifVersion : undefined,
+      );
+    // This replica applies its own change at once, even if the read below fails.
+    const pr = this.host.runtime(change.policy);
+    if (pr !== undefined) {
+      if (change.action === 'forceOpen')
+        this.#force({ policy: change.policy, route: change.route, seq: result.seq, ...ttlOf(change) }, pr);
+      else if (change.action === 'clearForcedOpen') this.#clearFleet(change.policy, change.route, true);
+      else if (change.action === 'resetBreaker')
+        await resetBreakerHere(this.host.engine, pr, change.route, true);
+      else if (policy !== undefined) {
+        // The writer keeps the very policy it was given (its functions included); others rebuild it from the spec.
+        this.host.replace(policy, result.version!);
+        this.#emit('retune', change.policy, undefined, 'fleet', undefined, result.version);
+      } else this.#retune(change.policy, change.spec, result.version!);
+    }
+    await this.sync();
+    return result;
+  }
+
+  /** A local-scope force-open with a ttl clears itself here when it ends. */
+  expireLocally(policy: string, route: string | undefined, ttl: number): void {
+    const id = stateKey(policy, route).id;
+    const clock = this.host.engine.clock;
+    const old = this.#localExpiry.get(id);
+    if (old !== undefined) clock.clearTimeout(old);
+    this.#localExpiry.set(
+      id,
+      clock.setTimeout(() => {
+        this.#localExpiry.delete(id);
+        const pr = this.host.runtime(policy);
+        if (pr === undefined) return;
+        clearForcedHere(pr, route);
+        this.#emit('clearForcedOpen', policy, route, 'local', true);
+      }, ttl),
+    );
+  }
+
+  /** A local clear also drops a pending local expiry. */
+  forgetLocalExpiry(policy: string, route: string | undefined): void {
+    const base = stateKey(policy, route).id;
+    for (const [id, timer] of this.#localExpiry)
+      if (id === base || (route === undefined && id.startsWith(`${base}|`))) {
+        this.host.engine.clock.clearTimeout(timer);
+        this.#localExpiry.delete(id);
+      }
+  }
+
+  /** Stops timers and the subscription, and leaves the replica list. After it, no timer of this replica runs. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const clock = this.host.engine.clock;
+    if (this.#reconcileTimer !== undefined) clock.clearTimeout(this.#reconcileTimer);
+    if (this.#heartbeatTimer !== undefined) clock.clearTimeout(this.#heartbeatTimer);
+    for (const f of this.#forced.values()) if (f.timer !== undefined) clock.clearTimeout(f.timer);
+    for (const t of this.#localExpiry.values()) clock.clearTimeout(t);
+    this.#localExpiry.clear();
+    const sub = this.#subscription;
+    this.#subscription = undefined;
+    await Promise.allSettled([
+      (async () => sub?.close())(),
+      (async () => this.store.leave(this.info.id))(),
+      this.#syncing,
+    ]);
+  }
+
+  replicaInfo(): ReplicaInfo {
+    return { ...this.info, version: Math.max(this.#seq, 0) };
+  }
+
+  #apply(state: ControlState): void {
+    if (this.#closed) return;
+    const first = this.#seq < 0;
+    for (const p of state.policies)
+      if (this.host.runtime(p.policy) !== undefined && p.version > this.host.version(p.policy))
+        this.#retune(p.policy, p.spec, p.version);
+    const standing = new Map<string, ForcedOverride>();
+    for (const f of state.forced)
+      if (this.host.runtime(f.policy) !== undefined) standing.set(stateKey(f.policy, f.route).id, f);
+    for (const [id, f] of [...this.#forced])
+      if (standing.get(id)?.seq !== f.seq) this.#unforce(id, f, standing.has(id) ? undefined : false);
+    for (const [id, f] of standing) if (!this.#forced.has(id)) this.#force(f, this.host.runtime(f.policy)!);
+    if (!first)
+      for (const r of state.resets) {
+        const pr = this.host.runtime(r.policy);
+        if (r.seq > this.#seq && pr !== undefined) {
+          void resetBreakerHere(this.host.engine, pr, r.route, false).then(undefined, () => undefined);
+          this.#emit('resetBreaker', r.policy, r.route, 'fleet');
+        }
+      }
+    this.#seq = state.seq;
+  }
+
+  #force(f: Pick<ForcedOverride, 'policy' | 'route' | 'seq' | 'remaining'>, pr: PolicyRuntime): void {
+    const id = stateKey(f.policy, f.route).id;
+    const old = this.#forced.get(id);
+    if (old?.seq === f.seq) return;
+    if (old?.timer !== undefined) this.host.engine.clock.clearTimeout(old.timer);
+    forceOpenHere(pr, f.route);
+    const applied: AppliedForce = { policy: f.policy, route: f.route, seq: f.seq, timer: undefined };
+    // The store drops the override when its ttl ends; each replica clears its own flag then, even if the store is
+    // unreachable at that moment.
+    if (f.remaining !== undefined)
+      applied.timer = this.host.engine.clock.setTimeout(() => {
+        applied.timer = undefined;
+        if (this.#forced.get(id) !== applied) return;
+        this.#unforce(id, applied, true);
+        void this.sync();
+      }, f.remaining);
+    this.#forced.set(id, applied);
+    if (old === undefined) this.#emit('forceOpen', f.policy, f.route, 'fleet');
+  }
+
+  /** `expired`: true when its ttl ended, false when cleared, undefined when replaced by a newer force-open. */
+  #unforce(id: string, f: AppliedForce, expired: boolean | undefined): void {
+    if (f.timer !== undefined) this.host.engine.clock.clearTimeout(f.timer);
+    this.#forced.delete(id);
+    if (expired === undefined) return;
+    const pr = this.host.runtime(f.policy);
+    if (pr === undefined) return;
+    // A policy-wide override ends: the policy-wide flag only (routes forced on their own stay forced).
+    if (f.route === undefined) pr.forcedAll = false;
+    else {
+      const ks = pr.keys.get(f.route);
+      if (ks !== undefined) ks.forcedOpen = false;
+      pr.unpinned++;
+    }
+    this.#emit('clearForcedOpen', f.policy, f.route, 'fleet', expired);
+  }
+
+  /** The writer of a fleet clear: its own overrides now, and its local flags, as `admin.clearForcedOpen` promises. */
+  #clearFleet(policy: string, route: string | undefined, writer: boolean): void {
+    for (const [id, f] of [...this.#forced])
+      if (f.policy === policy && (route === undefined || f.route === route)) this.#unforce(id, f, false);
+    const pr = this.host.runtime(policy);
+    if (writer && pr !== undefined) {
+      clearForcedHere(pr, route);
+      this.forgetLocalExpiry(policy, route);
+    }
+  }
+
+  #retune(policy: string, spec: unknown, version: number): void {
+    let next: ResiliencePolicy;
+    try {
+      next = policyFromSpec(spec);
+    } catch (error) {
+      // A spec this replica cannot read (a newer replica wrote it during a rolling deploy): keep what runs.
+      process.emitWarning(
+        `Ballast: the fleet's retune of '${policy}' (version ${version}) is invalid here and was not applied: ${String(error)}`,
+        'BallastControlWarning',
+      );
+      return;
+    }
+    this.host.replace(next, version);
+    this.#emit('retune', policy, undefined, 'fleet', undefined, version);
+  }
+
+  #subscribe(): void | Promise<void> {
+    if (this.#subscription !== undefined || this.#subscribing || this.#closed) return;
+    const onNotice = (seq: number): void => {
+      if (seq !== this.#seq) void this.sync();
+    };
+    let sub: ControlSubscription | Promise<ControlSubscription>;
+    try {
+      sub = this.store.subscribe(onNotice);
+    } catch (error) {
+      this.#failed(error);
+      return;
+    }
+    if (!(sub instanceof Promise)) {
+      this.#subscription = sub;
+      return;
+    }
+    this.#subscribing = true;
+    return sub.then(
+      (s) => {
+        this.#subscribing = false;
+        if (this.#closed) void (async () => s.close())().catch(() => undefined);
+        else this.#subscription = s;
+      },
+      (error: unknown) => {
+        this.#subscribing = false;
+        this.#failed(error);
+      },
+    );
+  }
+
+  #heartbeat(): void {
+    const ttl = 3 * (this.store.heartbeatInterval ?? 0);
+    try {
+      const done = this.store.heartbeat(this.replicaInfo(), ttl, this.host.engine.clock.now());
+      if (done instanceof Promise) done.then(undefined, (e: unknown) => this.#failed(e));
+    } catch (error) {
+      this.#failed(error);
+    }
+  }
+
+  #scheduleTimers(): void {
+    const clock = this.host.engine.clock;
+    const reconcile = this.store.reconcileInterval;
+    if (reconcile !== undefined && this.#reconcileTimer === undefined) {
+      const tick = (): void => {
+        this.#reconcileTimer = undefined;
+        if (this.#closed) return;
+        void this.#subscribe();
+        void this.#reconcile().finally(() => {
+          if (!this.#closed) this.#reconcileTimer = clock.setTimeout(tick, reconcile);
+        });
+      };
+      this.#reconcileTimer = clock.setTimeout(tick, reconcile);
+    }
+    const beat = this.store.heartbeatInterval;
+    if (beat !== undefined && this.#heartbeatTimer === undefined) {
+      const tick = (): void => {
+        if (this.#closed) return;
+        this.#heartbeat();
+        this.#heartbeatTimer = clock.setTimeout(tick, beat);
+      };
+      this.#heartbeatTimer = clock.setTimeout(tick, beat);
+    }
+  }
+
+  /** The cheap check: one `seq` read, and a full read only when it moved. */
+  async #reconcile(): Promise<void> {
+    try {
+      const seq = await this.store.seq();
+      this.#ok();
+      if (seq !== this.#seq) await this.sync();
+    } catch (error) {
+      this.#failed(error);
+    }
+  }
+
+  #ok(): void {
+    this.#degraded = false;
+  }
+
+  #failed(error: unknown): void {
+    if (this.#degraded) return;
+    this.#degraded = true;
+    const e = this.host.engine;
+    if (e.listening)
+      e.emit({ type: 'store_degraded', policy: '', route: undefined, store: 'control', error });
+  }
+
+  #emit(
+    action: ControlAction,
+    policy: string,
+    route: string | undefined,
+    scope: 'fleet' | 'local',
+    expired?: boolean,
+    version?: number,
+  ): void {
+    const e = this.host.engine;
+    if (!e.listening) return;
+    e.emit({
+      type: 'control_applied',
+      policy,
+      route,
+      action,
+      scope,
+      ...(expired === true ? { expired } : {}),
+      ...(version === undefined ? {} : { version }),
+    });
+  }
+
+  /** For `admin`: the same event when a local-scope action is applied. */
+  emitLocal(action: ControlAction, policy: string, route: string | undefined, version?: number): void {
+    this.#emit(action, policy, route, 'local', undefined, version);
+  }
+}
+
+function ttlOf(change: ControlChange): { remaining?: number } {
+  return change.action === 'forceOpen' && change.ttl !== undefined ? { remaining: change.ttl } : {};
+}
