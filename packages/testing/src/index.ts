@@ -3,6 +3,7 @@ export type { FakeTimer } from './fake-clock';
 export { seededRandom } from './seeded-random';
 export { describeCircuitBreakerStoreConformance } from './conformance/circuit-breaker-store-conformance';
 export { describeRateLimitStoreConformance } from './conformance/rate-limit-store-conformance';
+export { describeControlStoreConformance } from './conformance/control-store-conformance';
 export { describeLatencyDigestStoreConformance } from './conformance/latency-digest-store-conformance';
 export type { StoreHarness, StoreSetup, ConformanceOptions } from './conformance/harness';
 export type {
@@ -10,4 +11,5 @@ export type {
   CircuitBreakerStoreShape,
   RateLimitStoreShape,
   LatencyDigestStoreShape,
+  ControlStoreShape,
 } from './conformance/store-shapes';

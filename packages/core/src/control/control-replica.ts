@@ -100,12 +100,15 @@ export class ControlReplica {
    */
   start(): void | Promise<void> {
     const subscribed = this.#subscribe();
-    const after = (): void | Promise<void> => {
+    const announce = (): void => {
       this.#heartbeat();
       this.#scheduleTimers();
-      return this.sync();
     };
-    return subscribed instanceof Promise ? subscribed.then(after) : after();
+    const read = (): void | Promise<void> => {
+      const synced = this.sync();
+      return synced instanceof Promise ? synced.then(announce) : announce();
+    };
+    return subscribed instanceof Promise ? subscribed.then(read) : read();
   }
 
   /** Reads the store and applies what changed; concurrent requests coalesce into one more read. */
@@ -249,7 +252,10 @@ export class ControlReplica {
           this.#emit('resetBreaker', r.policy, r.route, 'fleet');
         }
       }
+    const moved = state.seq !== this.#seq;
     this.#seq = state.seq;
+    // The replica list shows which seq each replica applied: tell it now, not at the next heartbeat.
+    if (moved && !first) this.#heartbeat();
   }
 
   #force(f: Pick<ForcedOverride, 'policy' | 'route' | 'seq' | 'remaining'>, pr: PolicyRuntime): void {

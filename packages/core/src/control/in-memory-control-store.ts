@@ -46,7 +46,7 @@ export class InMemoryControlStore implements ControlStore {
   #resets: ResetRecord[] = [];
   #audit: AuditEntry[] = [];
   readonly #listeners = new Set<(seq: number) => void>();
-  readonly #replicas = new Map<string, ReplicaRecord>();
+  readonly #replicas = new Map<string, { record: ReplicaRecord; expiresAt: number | undefined }>();
   readonly #wall: () => number;
   readonly #maxAudit: number;
 
@@ -140,16 +140,24 @@ export class InMemoryControlStore implements ControlStore {
     return { close: () => void this.#listeners.delete(listener) };
   }
 
-  heartbeat(replica: ReplicaInfo): void {
-    this.#replicas.set(replica.id, { ...replica, lastSeen: this.#wall() });
+  /** `ttl` 0: listed until it leaves (a replica in this process cannot vanish without `close`). */
+  heartbeat(replica: ReplicaInfo, ttl: number, now: number): void {
+    this.#replicas.set(replica.id, {
+      record: { ...replica, lastSeen: this.#wall() },
+      expiresAt: ttl > 0 ? now + ttl : undefined,
+    });
   }
 
   leave(id: string): void {
     this.#replicas.delete(id);
   }
 
-  replicas(): ReplicaRecord[] {
-    return [...this.#replicas.values()];
+  replicas(now: number): ReplicaRecord[] {
+    const live: ReplicaRecord[] = [];
+    for (const [id, r] of this.#replicas)
+      if (r.expiresAt !== undefined && r.expiresAt <= now) this.#replicas.delete(id);
+      else live.push(r.record);
+    return live;
   }
 
   #append(entry: Omit<AuditEntry, 'at'>): void {

@@ -111,3 +111,74 @@ export interface LatencyDigestStoreShape {
   reset(key: ConformanceKey, now: number): MaybePromise<void>;
   evict?(key: ConformanceKey): void;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Control store (SPEC §14.1)
+
+export interface ControlStateShape {
+  readonly seq: number;
+  readonly forced: readonly {
+    readonly policy: string;
+    readonly route: string | undefined;
+    readonly remaining?: number;
+    readonly reason?: string;
+    readonly actor?: string;
+    readonly seq: number;
+  }[];
+  readonly policies: readonly { readonly policy: string; readonly version: number; readonly spec: unknown }[];
+  readonly resets: readonly {
+    readonly policy: string;
+    readonly route: string | undefined;
+    readonly seq: number;
+  }[];
+}
+
+export type ControlChangeShape = (
+  | { readonly action: 'forceOpen'; readonly ttl?: number | undefined }
+  | { readonly action: 'clearForcedOpen' }
+  | { readonly action: 'resetBreaker' }
+  | { readonly action: 'retune'; readonly spec: unknown; readonly ifVersion?: number | undefined }
+) & {
+  readonly policy: string;
+  readonly route?: string | undefined;
+  readonly reason?: string | undefined;
+  readonly actor?: string | undefined;
+  readonly replica: string;
+};
+
+export type ControlWriteResultShape =
+  | { readonly ok: true; readonly seq: number; readonly version?: number }
+  | { readonly ok: false; readonly version: number };
+
+export interface AuditEntryShape {
+  readonly at: number;
+  readonly action: string;
+  readonly policy: string;
+  readonly route?: string;
+  readonly scope: 'fleet' | 'local';
+  readonly actor?: string;
+  readonly reason?: string;
+  readonly spec?: unknown;
+  readonly version?: number;
+  readonly ttl?: number;
+  readonly replica?: string;
+}
+
+export interface ReplicaRecordShape {
+  readonly id: string;
+  readonly startedAt: number;
+  readonly version: number;
+  readonly lastSeen: number;
+}
+
+export interface ControlStoreShape {
+  read(now: number): MaybePromise<ControlStateShape>;
+  seq(): MaybePromise<number>;
+  write(change: ControlChangeShape, now: number): MaybePromise<ControlWriteResultShape>;
+  record(entry: Omit<AuditEntryShape, 'at'>): MaybePromise<void>;
+  audit(limit: number): MaybePromise<AuditEntryShape[]>;
+  subscribe(onNotice: (seq: number) => void): MaybePromise<{ close(): MaybePromise<void> }>;
+  heartbeat(replica: Omit<ReplicaRecordShape, 'lastSeen'>, ttl: number, now: number): MaybePromise<void>;
+  leave(id: string): MaybePromise<void>;
+  replicas(now: number): MaybePromise<ReplicaRecordShape[]>;
+}
