@@ -118,6 +118,30 @@ export type {
   StoreName,
 } from './events';
 
+// Fleet control plane (SPEC §14.1)
+export { InMemoryControlStore } from './control/in-memory-control-store';
+export type { InMemoryControlStoreOptions } from './control/in-memory-control-store';
+export type {
+  ControlStore,
+  ControlState,
+  ControlChange,
+  ControlAction,
+  ControlWriteResult,
+  ControlSubscription,
+  ForcedOverride,
+  RetunedPolicy,
+  ResetRecord,
+  AuditEntry,
+  ReplicaInfo,
+  ReplicaRecord,
+} from './control/control-store';
+export type {
+  AdminScope,
+  AdminActionOptions,
+  ForceOpenOptions,
+  RetuneOptions,
+} from './admin/admin-arguments';
+
 // Stores
 export { stateKey, BREAKER_BUCKETS } from './stores/ports';
 export type {

@@ -1,5 +1,6 @@
 import {
   describeCircuitBreakerStoreConformance,
+  describeControlStoreConformance,
   describeLatencyDigestStoreConformance,
   describeRateLimitStoreConformance,
 } from '@ballast/testing';
@@ -13,6 +14,7 @@ import {
   uniquePrefix,
 } from './__tests__/redis-test-env';
 import { RedisCircuitBreakerStore } from './redis-circuit-breaker-store';
+import { RedisControlStore } from './redis-control-store';
 import { RedisLatencyDigestStore } from './redis-latency-digest-store';
 import { RedisRateLimitStore } from './redis-rate-limit-store';
 
@@ -44,6 +46,25 @@ if (RUN_REDIS_TESTS) {
   describeLatencyDigestStoreConformance(
     'RedisLatencyDigestStore',
     () => ({ store: new RedisLatencyDigestStore(redis(), storeOptions) }),
+    options,
+  );
+  // Each test starts from an empty control plane: a prefix of its own (deleted with the run's keys).
+  let controlStores = 0;
+  const subscribers: Redis[] = [];
+  afterAll(() => subscribers.forEach((s) => s.disconnect()));
+  describeControlStoreConformance(
+    'RedisControlStore (caller time)',
+    () => ({
+      store: new RedisControlStore(redis(), {
+        ...storeOptions,
+        prefix: `${prefix}:c${++controlStores}`,
+        subscriber: () => {
+          const s = redis().duplicate();
+          subscribers.push(s);
+          return s;
+        },
+      }),
+    }),
     options,
   );
 } else {

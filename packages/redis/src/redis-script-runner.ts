@@ -63,6 +63,15 @@ export class ScriptRunner {
     });
   }
 
+  /** Bounds any reply (a command that is not a script, such as SUBSCRIBE) by `commandTimeout`. */
+  async bound(operation: string, reply: Promise<unknown>): Promise<unknown> {
+    try {
+      return await this.#bounded(operation, reply);
+    } catch (e) {
+      throw e instanceof RedisStoreError ? e : new RedisStoreError(this.store, operation, e, false);
+    }
+  }
+
   #bounded(operation: string, reply: Promise<unknown>): Promise<unknown> {
     const ms = this.commandTimeout;
     if (!(ms > 0 && ms < Infinity)) return reply;

@@ -1,7 +1,7 @@
 import { ErrorCode, ResilienceError } from '@ballast/core';
 
 /** Which Redis store failed; the same names as core's `StoreName`, so events and metrics line up. */
-export type RedisStoreName = 'circuitBreaker' | 'rateLimit' | 'latencyDigest';
+export type RedisStoreName = 'circuitBreaker' | 'rateLimit' | 'latencyDigest' | 'control';
 
 const BRAND = Symbol.for('ballast.RedisStoreError');
 
