@@ -19,9 +19,16 @@ export class Replica {
   #seq = 0;
   #stderr = '';
   readonly ready: Promise<void>;
+  /** What the child sent with its ready line (the control child: the results of its first calls). */
+  readyInfo: Record<string, unknown> = {};
 
-  constructor(options: Record<string, unknown>) {
-    this.#child = spawn(process.execPath, [CHILD, REDIS_URL, JSON.stringify(options)], { stdio: 'pipe' });
+  /** `child`: the script to run (default test/fleet-child.cjs); `url`: the Redis it connects to. */
+  constructor(options: Record<string, unknown>, spawnWith: { child?: string; url?: string } = {}) {
+    this.#child = spawn(
+      process.execPath,
+      [spawnWith.child ?? CHILD, spawnWith.url ?? REDIS_URL, JSON.stringify(options)],
+      { stdio: 'pipe' },
+    );
     this.#child.stderr.setEncoding('utf8').on('data', (d: string) => (this.#stderr += d));
     let buffered = '';
     let onReady: (() => void) | undefined;
@@ -48,6 +55,7 @@ export class Replica {
         };
         buffered = buffered.slice(nl + 1);
         if (msg.ready !== undefined) {
+          this.readyInfo = msg as Record<string, unknown>;
           if (msg.ready) onReady?.();
           else onFail?.(new Error(`replica could not reach Redis: ${msg.error}`));
           continue;
@@ -58,6 +66,11 @@ export class Replica {
         else p?.resolve(msg.result);
       }
     });
+  }
+
+  /** What the child wrote to stderr so far (warnings included). */
+  get stderr(): string {
+    return this.#stderr;
   }
 
   call<T>(op: string, body: Record<string, unknown> = {}): Promise<T> {
