@@ -21,9 +21,10 @@ import type { Clock } from '@ballast/core';
     ResilienceModule.forRootAsync({
       imports: [DemoStoresModule],
       inject: [DemoStores, DEMO_CLOCK],
-      useFactory: (stores: DemoStores, clock: Clock) => ({
+      // Waits (briefly) for Redis first: the fleet's standing overrides are read before the first request.
+      useFactory: async (stores: DemoStores, clock: Clock) => ({
         policies: DEMO_POLICIES,
-        stores: stores.stores,
+        stores: await stores.connected(),
         clock,
         headers: { deadline: 'x-deadline-budget-ms', criticality: 'x-criticality' },
       }),

@@ -7,7 +7,12 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import type { ResilienceStores } from '@ballast/core';
-import { redisCircuitBreakerStore, redisLatencyDigestStore, redisRateLimitStore } from '@ballast/redis';
+import {
+  redisCircuitBreakerStore,
+  redisControlStore,
+  redisLatencyDigestStore,
+  redisRateLimitStore,
+} from '@ballast/redis';
 import { Redis } from 'ioredis';
 import { DemoConfig } from './demo-config';
 
@@ -55,6 +60,16 @@ export class DemoStores implements OnModuleInit, OnApplicationShutdown {
       circuitBreaker: redisCircuitBreakerStore(redis, options),
       rateLimit: redisRateLimitStore(redis, options),
       latencyDigest: redisLatencyDigestStore(redis, options),
+      // Operator actions (force-open, retune, reset) reach every replica; pub/sub needs a connection of its own,
+      // which may queue its SUBSCRIBE until it connects.
+      control: redisControlStore(redis, {
+        ...options,
+        subscriber: () => {
+          const subscriber = redis.duplicate({ enableOfflineQueue: true });
+          subscriber.on('error', () => {}); // the command connection reports outages
+          return subscriber;
+        },
+      }),
     };
     this.#description = `Redis stores at ${redactUrl(config.redisUrl)}${
       config.redisPrefix === 'ballast' ? '' : `, keys '${config.redisPrefix}:*'`
@@ -74,6 +89,16 @@ export class DemoStores implements OnModuleInit, OnApplicationShutdown {
    * refused connection ends the wait at once: Redis is not there, and the banner says so.
    */
   async onModuleInit(): Promise<void> {
+    await this.connected();
+  }
+
+  /** The stores, once the first connection is made (or has failed, or 2 s have passed). */
+  async connected(): Promise<ResilienceStores | undefined> {
+    await this.#firstConnection();
+    return this.stores;
+  }
+
+  async #firstConnection(): Promise<void> {
     const redis = this.#redis;
     if (redis === undefined || redis.status === 'ready') return;
     await new Promise<void>((resolve) => {

@@ -7,6 +7,7 @@ import request from 'supertest';
 import { AppModule } from './app.module';
 import { DemoConfig } from './demo-config';
 import { InventoryBackend } from './inventory/inventory-backend';
+import { Resilience } from '@ballast/core';
 import {
   REDIS_URL,
   RUN_REDIS_TESTS,
@@ -33,6 +34,18 @@ describe('demo fleet on Redis (two replicas, real HTTP)', () => {
   let a: INestApplication;
   let b: INestApplication;
   const http = (app: INestApplication) => request(app.getHttpServer());
+  /** The keys of breaker, bucket and digest state (the control plane's own live under `{control}`). */
+  const stateKeys = async () => (await keysUnder(client!, prefix)).filter((k) => !k.includes(':{control}:'));
+  /** Polls until `check` holds, for at most 1 s (SPEC §14.1: every replica applies a change within 1 s). */
+  async function withinASecond(check: () => Promise<boolean>): Promise<void> {
+    const start = Date.now();
+    while (!(await check())) {
+      if (Date.now() - start > 1000) throw new Error('not within 1 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  const orderStatus = async (app: INestApplication) =>
+    (await http(app).post('/orders').send({ sku: 'rope-12' })).status;
 
   async function replica(): Promise<INestApplication> {
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
@@ -66,7 +79,7 @@ describe('demo fleet on Redis (two replicas, real HTTP)', () => {
     expect(refused.body).toMatchObject({ code: 'rate_limited' });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     await http(a).get('/products').expect(429);
-    expect(await keysUnder(client!, prefix)).toEqual([`${prefix}:{public-api}:rl`]);
+    expect(await stateKeys()).toEqual([`${prefix}:{public-api}:rl`]);
   });
 
   it('a breaker opened through one replica refuses on the other; a reset through either closes it for both', async () => {
@@ -87,13 +100,79 @@ describe('demo fleet on Redis (two replicas, real HTTP)', () => {
     await http(a).put('/backend').send({ failureRate: 0 }).expect(200);
     await http(a).get('/products/anchor-01').expect(200);
     await http(b).get('/healthz/resilience').expect(200);
-    expect(await keysUnder(client!, prefix)).toEqual([`${prefix}:{inventory}:cb`]);
+    expect(await stateKeys()).toEqual([`${prefix}:{inventory}:cb`]);
   });
 
-  it('force-open acts on the replica it is sent to only', async () => {
-    await http(a).post('/resilience/policies/checkout/force-open').set(auth).expect(200);
-    const refused = await http(a).post('/orders').send({ sku: 'rope-12' }).expect(503);
-    expect(refused.body).toMatchObject({ code: 'resilience_forced_open' });
-    await http(b).post('/orders').send({ sku: 'rope-12' }).expect(201);
+  it('force-open through one replica reaches both; scope local stays on the one; a ttl ends it on both', async () => {
+    await http(a)
+      .post('/resilience/policies/checkout/force-open')
+      .set(auth)
+      .send({ reason: 'drill' })
+      .expect(200);
+    await withinASecond(async () => (await orderStatus(b)) === 503);
+    expect(await orderStatus(a)).toBe(503);
+    await http(b).delete('/resilience/policies/checkout/force-open').set(auth).expect(200);
+    await withinASecond(async () => (await orderStatus(a)) === 201);
+
+    await http(a)
+      .post('/resilience/policies/checkout/force-open')
+      .set(auth)
+      .send({ scope: 'local' })
+      .expect(200, { policy: 'checkout', route: null, forcedOpen: true, scope: 'local' });
+    expect([await orderStatus(a), await orderStatus(b)]).toEqual([503, 201]);
+    await http(a)
+      .delete('/resilience/policies/checkout/force-open')
+      .set(auth)
+      .send({ scope: 'local' })
+      .expect(200);
+
+    await http(b).post('/resilience/policies/checkout/force-open').set(auth).send({ ttl: 1500 }).expect(200);
+    await withinASecond(async () => (await orderStatus(a)) === 503);
+    const start = Date.now();
+    while ((await orderStatus(a)) === 503 || (await orderStatus(b)) === 503) {
+      if (Date.now() - start > 3000) throw new Error('the ttl did not end the force-open');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+
+    const audit = await http(a).get('/resilience/audit?limit=10').set(auth).expect(200);
+    const trail = (
+      audit.body.entries as { action: string; scope: string; actor?: string; reason?: string }[]
+    ).map((e) => [e.action, e.scope, e.actor, e.reason]);
+    expect(trail).toEqual([
+      ['forceOpen', 'fleet', 'operator', undefined],
+      ['clearForcedOpen', 'local', 'operator', undefined],
+      ['forceOpen', 'local', 'operator', undefined],
+      ['clearForcedOpen', 'fleet', 'operator', undefined],
+      ['forceOpen', 'fleet', 'operator', 'drill'],
+    ]);
+    expect(JSON.stringify(audit.body)).not.toContain(TOKEN);
+    const replicas = await http(b).get('/resilience/replicas').set(auth).expect(200);
+    expect(replicas.body.replicas).toHaveLength(2);
+  });
+
+  it('a retune through one replica reaches both, and If-Match makes it compare-and-set', async () => {
+    const spec = (permits: number) => ({ strategies: [{ type: 'rateLimit', permits, per: '10s' }] });
+    const first = await http(a)
+      .put('/resilience/policies/public-api')
+      .set(auth)
+      .set('If-Match', '0')
+      .send(spec(50))
+      .expect(200);
+    expect(first.body).toMatchObject({ policy: 'public-api', version: 1 });
+    const stale = await http(b)
+      .put('/resilience/policies/public-api')
+      .set(auth)
+      .set('If-Match', '0')
+      .send(spec(7))
+      .expect(409);
+    expect(stale.body).toMatchObject({ code: 'version_conflict', version: 1 });
+    await withinASecond(async () => b.get(Resilience).policy('public-api')?.rateLimit?.options.permits === 50);
+    await http(b)
+      .put('/resilience/policies/public-api')
+      .set(auth)
+      .set('If-Match', '"1"')
+      .send(spec(9))
+      .expect(200);
+    await withinASecond(async () => a.get(Resilience).policy('public-api')?.rateLimit?.options.permits === 9);
   });
 });

@@ -141,8 +141,8 @@ export class DetailView {
         h(
           'p.note',
           {},
-          'TTL and reason are sent with the force-open. A server without the fleet control plane does not know them ' +
-            'and refuses the request (its answer names the field): leave them empty there.',
+          'TTL and reason go with the force-open: it clears itself when the TTL ends, and the reason is kept in the ' +
+            'audit trail. With a shared control store, every action reaches every replica.',
         ),
         this.#actionStatus,
       ),

@@ -53,4 +53,6 @@ export interface ResilienceModuleOptions {
    * service that uses no other AsyncLocalStorage; the header deadline/criticality still bind their own frames.
    */
   readonly ambientContext?: boolean | undefined;
+  /** This replica's id in the fleet control plane (`admin.replicas()`, the audit trail); core's default otherwise. */
+  readonly replicaId?: string | undefined;
 }

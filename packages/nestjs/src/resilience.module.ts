@@ -100,6 +100,7 @@ export function createResilience(options: ResilienceModuleOptions): Resilience {
   if (options.classify !== undefined) config.classify = options.classify;
   if (options.maxKeysPerPolicy !== undefined) config.maxKeysPerPolicy = options.maxKeysPerPolicy;
   if (options.ambientContext !== undefined) config.ambientContext = options.ambientContext;
+  if (options.replicaId !== undefined) config.replicaId = options.replicaId;
   let resilience: Resilience | undefined;
   try {
     resilience = new Resilience(config);
@@ -135,7 +136,12 @@ export function createResilience(options: ResilienceModuleOptions): Resilience {
     {
       provide: Resilience,
       inject: [RESILIENCE_MODULE_OPTIONS],
-      useFactory: createResilience,
+      // The control store's standing overrides are applied before the application starts serving.
+      useFactory: async (options: ResilienceModuleOptions) => {
+        const resilience = createResilience(options);
+        await resilience.ready();
+        return resilience;
+      },
     },
     StreamGate,
     ResilienceExplorer,
@@ -161,7 +167,9 @@ export class ResilienceModule extends ConfigurableResilienceModule implements On
       config.addGlobalInterceptor(interceptor);
   }
 
-  onApplicationShutdown(): void {
+  /** Leaves the fleet (heartbeats, reconcile, subscription) and drops listeners. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.resilience.close();
     this.resilience.dispose();
   }
 }

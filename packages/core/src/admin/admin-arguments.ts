@@ -69,7 +69,8 @@ export function checkAdminCall(
   const reason = text(v, 'options.reason', o['reason'], MAX_REASON_LENGTH);
   const actor = text(v, 'options.actor', o['actor'], MAX_ACTOR_LENGTH);
   const ttl = extra.includes('ttl') ? v.optionalDuration('options.ttl', o['ttl'], true) : undefined;
-  if (ttl !== undefined && !Number.isFinite(ttl)) v.fail('options.ttl', 'a finite duration > 0', o['ttl']);
+  // `Infinity` parses as a duration; "forever" is a force-open without a ttl. (NaN: already reported.)
+  if (ttl === Infinity) v.fail('options.ttl', 'a finite duration > 0', o['ttl']);
   const ifVersion = extra.includes('ifVersion')
     ? v.optionalNumber('options.ifVersion', o['ifVersion'], Rules.COUNT)
     : undefined;

@@ -187,21 +187,73 @@ export function singleQueryValue(check: RequestCheck, name: string, value: unkno
  * 415 (a non-JSON body), so an operation meant for one route never reaches every route.
  */
 export function routeTarget(headers: RequestHeaders, body: unknown, query: unknown): string | undefined {
+  return actionTarget(headers, body, query, []).route;
+}
+
+/** The fields an admin action's body may carry besides `route` (SPEC §14.1). */
+export type ActionField = 'ttl' | 'reason' | 'scope';
+
+/** What an action's request asks for: its route, and the options core validates (`ttl`, `reason`, `scope`). */
+export interface ActionTarget {
+  readonly route: string | undefined;
+  readonly options: { ttl?: unknown; reason?: unknown; scope?: unknown };
+}
+
+/**
+ * {@link routeTarget} plus the options an action takes in its body (`ttl` as ms or a duration string, `reason`,
+ * `scope: 'fleet' | 'local'`). Their types are checked here; their constraints by core, whose violations the
+ * controller reports under the same names.
+ */
+export function actionTarget(
+  headers: RequestHeaders,
+  body: unknown,
+  query: unknown,
+  fields: readonly ActionField[],
+): ActionTarget {
   const json = jsonBody(headers, body);
   const check = new RequestCheck();
   const fromQuery = singleQueryValue(check, 'route', checkQuery(check, query, ['route'])['route']);
   let fromBody: string | undefined;
+  const options: { ttl?: unknown; reason?: unknown; scope?: unknown } = {};
+  const known = ['route', ...fields];
   if (json !== undefined) {
-    if (!isRecord(json)) check.fail('body', 'a JSON object { "route"?: string }, or absent', json);
+    if (!isRecord(json))
+      check.fail('body', `a JSON object { ${known.map((k) => `"${k}"?`).join(', ')} }, or absent`, json);
     else
       for (const [key, value] of Object.entries(json)) {
-        if (key !== 'route') check.fail(key, 'a known field (route)', value);
-        else if (typeof value === 'string' && value !== '') fromBody = value;
-        else check.fail('route', 'a non-empty string', value);
+        if (key === 'route') {
+          if (typeof value === 'string' && value !== '') fromBody = value;
+          else check.fail('route', 'a non-empty string', value);
+        } else if (key === 'ttl' && fields.includes('ttl')) {
+          if (typeof value === 'number' || typeof value === 'string') options.ttl = value;
+          else check.fail('ttl', "a duration > 0 (ms, or a string like '10m')", value);
+        } else if (key === 'reason' && fields.includes('reason')) {
+          if (typeof value === 'string') options.reason = value;
+          else check.fail('reason', 'a string', value);
+        } else if (key === 'scope' && fields.includes('scope')) {
+          options.scope = value;
+        } else check.fail(key, `a known field (${known.join(', ')})`, value);
       }
   }
   if (fromBody !== undefined && fromQuery !== undefined && fromBody !== fromQuery)
     check.fail('route', `the same as ?route (${formatValue(fromQuery)}), or absent`, fromBody);
   check.throwIfInvalid();
-  return fromBody ?? fromQuery;
+  return { route: fromBody ?? fromQuery, options };
+}
+
+/**
+ * The version an `If-Match` header names (`3`, or the entity tag `"3"` the API's responses carry as `ETag`).
+ * Absent: undefined. Anything else (`*`, a list, a weak tag) is a 400: a compare-and-set the server cannot read
+ * must not turn into an unconditional write.
+ */
+export function ifMatchVersion(headers: RequestHeaders): number | undefined {
+  const raw = headers['if-match'];
+  if (raw === undefined) return undefined;
+  const value = (Array.isArray(raw) ? raw.join(',') : raw).trim();
+  const m = /^(?:"(\d{1,15})"|(\d{1,15}))$/.exec(value);
+  if (m !== null) return Number(m[1] ?? m[2]);
+  const check = new RequestCheck();
+  check.fail('If-Match', 'a policy version (e.g. 3 or "3")', raw);
+  check.throwIfInvalid();
+  return undefined;
 }

@@ -67,7 +67,7 @@ describe.each(ADAPTERS)('admin HTTP API: hostile and unusual requests (%s)', (ad
     } else {
       // Fastify parses JSON itself whatever Nest's bodyParser option says.
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ policy: 'limited', route: 'eu', forcedOpen: true });
+      expect(res.body).toEqual({ policy: 'limited', route: 'eu', forcedOpen: true, scope: 'fleet' });
       expect(await forced()).toEqual([{ policy: 'limited', route: 'eu' }]);
     }
   });

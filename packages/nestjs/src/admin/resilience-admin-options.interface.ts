@@ -20,6 +20,11 @@ export interface ResilienceAdminOptions {
    * credentials), its data at `GET /{path}/stream` and `GET /{path}/specs/:policy`, behind `guard`.
    */
   readonly dashboard?: boolean | undefined;
+  /**
+   * Who an action is audited as (SPEC §14.1), from the request the guard let through. Default: the guard's
+   * principal, `request.user.id` or `request.user.sub`. Return an identifier, never a credential.
+   */
+  readonly actor?: ((request: unknown) => string | undefined) | undefined;
   /** How often the stream sends a `snapshot` (default `'1s'`; from 100 ms to 60 s). */
   readonly dashboardInterval?: Duration | undefined;
 }

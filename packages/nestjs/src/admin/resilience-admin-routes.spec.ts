@@ -20,6 +20,7 @@ describe.each(ADAPTERS)('admin HTTP API: which route an operation targets (%s)',
       policy: 'limited',
       route: 'eu',
       forcedOpen: true,
+      scope: 'fleet',
     });
     await http().get('/api/eu').expect(503);
     await http().get('/api/limited').expect(200); // the rest of the policy keeps serving
@@ -31,11 +32,13 @@ describe.each(ADAPTERS)('admin HTTP API: which route an operation targets (%s)',
       policy: 'guarded',
       route: 'eu',
       reset: true,
+      scope: 'fleet',
     });
     await http().post('/resilience/policies/guarded/reset').set(auth).send({ route: 'eu' }).expect(200, {
       policy: 'guarded',
       route: 'eu',
       reset: true,
+      scope: 'fleet',
     });
   });
 
@@ -50,6 +53,7 @@ describe.each(ADAPTERS)('admin HTTP API: which route an operation targets (%s)',
         policy: 'limited',
         route: 'eu',
         forcedOpen: false,
+        scope: 'fleet',
       });
     expect(await forced()).toEqual([{ policy: 'limited', route: 'us' }]);
   });
@@ -59,7 +63,7 @@ describe.each(ADAPTERS)('admin HTTP API: which route an operation targets (%s)',
       .post('/resilience/policies/limited/force-open?route=eu')
       .set(auth)
       .send({ route: 'eu' })
-      .expect(200, { policy: 'limited', route: 'eu', forcedOpen: true });
+      .expect(200, { policy: 'limited', route: 'eu', forcedOpen: true, scope: 'fleet' });
     const res = await http()
       .post('/resilience/policies/limited/force-open?route=us')
       .set(auth)
@@ -80,6 +84,7 @@ describe.each(ADAPTERS)('admin HTTP API: which route an operation targets (%s)',
       policy: 'limited',
       route: null,
       forcedOpen: true,
+      scope: 'fleet',
     });
     await http().get('/api/eu').expect(503);
     await http().delete('/resilience/policies/limited/force-open').set(auth).send({}).expect(200);

@@ -11,6 +11,9 @@ import {
   Post,
   Put,
   Query,
+  Req,
+  ConflictException,
+  ServiceUnavailableException,
 } from '@nestjs/common';
 import {
   ErrorCode,
@@ -23,13 +26,15 @@ import {
 } from '@ballast/core';
 import {
   RequestCheck,
+  actionTarget,
   checkQuery,
+  ifMatchVersion,
   reportedViolations,
   jsonBody,
-  routeTarget,
   singleQueryValue,
   type RequestHeaders,
 } from './admin-request';
+import { defaultActor, type ActorOf } from './admin-actor';
 
 /** A snapshot with `route: null` instead of a missing key, so "policy-wide" is visible in the JSON. */
 export type AdminStateEntry = Omit<ResilienceStateSnapshot, 'route'> & { readonly route: string | null };
@@ -42,8 +47,16 @@ export type AdminStateEntry = Omit<ResilienceStateSnapshot, 'route'> & { readonl
  * leaves configuration errors alone. Which route an operation targets: see {@link routeTarget}.
  */
 export class ResilienceAdminController {
+  /** Who an action is audited as; `forRoot`'s subclass sets the configured `actor` option. */
+  static actorOf: ActorOf = defaultActor;
+
   // Explicit token: this base class has no class decorator, so TS emits no constructor metadata for it.
   constructor(@Inject(Resilience) private readonly resilience: Resilience) {}
+
+  #actor(request: unknown): { actor?: string } {
+    const actor = (this.constructor as typeof ResilienceAdminController).actorOf(request);
+    return actor === undefined ? {} : { actor };
+  }
 
   @Get('state')
   async state(@Query() query: unknown): Promise<{ policies: string[]; state: AdminStateEntry[] }> {
@@ -63,10 +76,16 @@ export class ResilienceAdminController {
     @Headers() headers: RequestHeaders,
     @Body() body: unknown,
     @Query() query: unknown,
+    @Req() request: unknown,
   ): Promise<ForceOpenResult> {
-    const route = routeTarget(headers, body, query);
-    await adminCall(() => this.resilience.admin.forceOpen(policy, ...optional(route)));
-    return { policy, route: route ?? null, forcedOpen: true };
+    const { route, options } = actionTarget(headers, body, query, ['ttl', 'reason', 'scope']);
+    await adminCall(() =>
+      this.resilience.admin.forceOpen(policy, route, {
+        ...defined(options),
+        ...this.#actor(request),
+      } as never),
+    );
+    return { policy, route: route ?? null, forcedOpen: true, scope: scopeOf(options) };
   }
 
   @Delete('policies/:policy/force-open')
@@ -76,10 +95,16 @@ export class ResilienceAdminController {
     @Headers() headers: RequestHeaders,
     @Body() body: unknown,
     @Query() query: unknown,
+    @Req() request: unknown,
   ): Promise<ForceOpenResult> {
-    const route = routeTarget(headers, body, query);
-    await adminCall(() => this.resilience.admin.clearForcedOpen(policy, ...optional(route)));
-    return { policy, route: route ?? null, forcedOpen: false };
+    const { route, options } = actionTarget(headers, body, query, ['reason', 'scope']);
+    await adminCall(() =>
+      this.resilience.admin.clearForcedOpen(policy, route, {
+        ...defined(options),
+        ...this.#actor(request),
+      } as never),
+    );
+    return { policy, route: route ?? null, forcedOpen: false, scope: scopeOf(options) };
   }
 
   @Post('policies/:policy/reset')
@@ -89,10 +114,39 @@ export class ResilienceAdminController {
     @Headers() headers: RequestHeaders,
     @Body() body: unknown,
     @Query() query: unknown,
-  ): Promise<{ policy: string; route: string | null; reset: true }> {
-    const route = routeTarget(headers, body, query);
-    await adminCall(() => this.resilience.admin.resetBreaker(policy, ...optional(route)));
-    return { policy, route: route ?? null, reset: true };
+    @Req() request: unknown,
+  ): Promise<{ policy: string; route: string | null; reset: true; scope: string }> {
+    const { route, options } = actionTarget(headers, body, query, ['reason', 'scope']);
+    await adminCall(() =>
+      this.resilience.admin.resetBreaker(policy, route, {
+        ...defined(options),
+        ...this.#actor(request),
+      } as never),
+    );
+    return { policy, route: route ?? null, reset: true, scope: scopeOf(options) };
+  }
+
+  /** The replicas sharing the control store (SPEC §14.1), this one alone without a shared store. */
+  @Get('replicas')
+  async replicas(@Query() query: unknown): Promise<{ replicas: unknown[] }> {
+    const check = new RequestCheck();
+    checkQuery(check, query, []);
+    check.throwIfInvalid();
+    return { replicas: await this.resilience.admin.replicas() };
+  }
+
+  /** The audit trail, newest first; `?limit=` 1–1000 (default 100). */
+  @Get('audit')
+  async audit(@Query() query: unknown): Promise<{ entries: unknown[] }> {
+    const check = new RequestCheck();
+    const raw = singleQueryValue(check, 'limit', checkQuery(check, query, ['limit'])['limit']);
+    let limit: number | undefined;
+    if (raw !== undefined) {
+      if (/^\d{1,4}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 1000) limit = Number(raw);
+      else check.fail('?limit', 'an integer from 1 to 1000', raw);
+    }
+    check.throwIfInvalid();
+    return { entries: await this.resilience.admin.audit(limit === undefined ? {} : { limit }) };
   }
 
   @Put('policies/:policy')
@@ -102,11 +156,13 @@ export class ResilienceAdminController {
     @Headers() headers: RequestHeaders,
     @Body() body: unknown,
     @Query() query: unknown,
-  ): Promise<{ policy: string; spec: unknown }> {
+    @Req() request: unknown,
+  ): Promise<{ policy: string; version: number; spec: unknown }> {
     const json = jsonBody(headers, body);
     const check = new RequestCheck();
     checkQuery(check, query, []);
     check.throwIfInvalid();
+    const ifVersion = ifMatchVersion(headers);
     // Same heading and code as core's spec violations: to the caller, a name mismatch is one more of them.
     const heading = `Invalid policy spec '${policy}'`;
     if (typeof json !== 'object' || json === null || Array.isArray(json)) {
@@ -118,9 +174,15 @@ export class ResilienceAdminController {
       check.fail('name', `${formatValue(policy)} (the policy in the URL), or absent`, spec['name']);
       check.throwIfInvalid(heading, ErrorCode.INVALID_POLICY);
     }
-    await adminCall(() => this.resilience.admin.retune({ ...spec, name: policy }), heading);
+    let version = 0;
+    await adminCall(async () => {
+      ({ version } = await this.resilience.admin.retune(
+        { ...spec, name: policy },
+        { ...(ifVersion === undefined ? {} : { ifVersion }), ...this.#actor(request) },
+      ));
+    }, heading);
     const current = this.resilience.policy(policy);
-    return { policy, spec: current === undefined ? undefined : policyToSpec(current) };
+    return { policy, version, spec: current === undefined ? undefined : policyToSpec(current) };
   }
 }
 
@@ -128,22 +190,50 @@ interface ForceOpenResult {
   readonly policy: string;
   readonly route: string | null;
   readonly forcedOpen: boolean;
+  /** `fleet`: every replica sharing the control store; `local`: this replica. */
+  readonly scope: string;
 }
 
-const optional = (route: string | undefined): [] | [string] => (route === undefined ? [] : [route]);
+const scopeOf = (options: { scope?: unknown }): string =>
+  typeof options.scope === 'string' ? options.scope : 'fleet';
+
+/** The options a body set (an absent field stays absent, not `undefined`). */
+const defined = (o: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 /** Runs an admin operation; a configuration error becomes a 400 (`heading`: how its message begins) or a 404. */
 async function adminCall(op: () => Promise<void>, heading = 'Invalid admin request'): Promise<void> {
   try {
     await op();
   } catch (error) {
-    if (!isResilienceError(error) || error.kind !== 'configuration') throw error;
+    if (!isResilienceError(error)) throw error;
+    if (error.code === ErrorCode.VERSION_CONFLICT)
+      throw new ConflictException({
+        statusCode: 409,
+        error: 'Conflict',
+        code: error.code,
+        message: error.message,
+        version: error.details?.['version'],
+      });
+    if (error.code === ErrorCode.STORE_UNAVAILABLE)
+      throw new ServiceUnavailableException({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        code: error.code,
+        message:
+          'The control store is unavailable: nothing was changed (a { "scope": "local" } action still works)',
+      });
+    if (error.kind !== 'configuration') throw error;
     if (error.code === ErrorCode.UNKNOWN_POLICY) throw unknownPolicy(String(error.details?.['policy'] ?? ''));
+    const violations = asArray(error.details?.['violations']) as Violation[];
+    // Core names an admin call's options `options.ttl`; over HTTP they are the body's fields.
+    const renamed = violations.map((v) => ({ ...v, path: v.path.replace(/^options\./, '') }));
+    const changed = renamed.some((v, i) => v.path !== violations[i]!.path);
     throw new BadRequestException({
       statusCode: 400,
       error: 'Bad Request',
       code: error.code,
-      ...reportedViolations(heading, asArray(error.details?.['violations']) as Violation[], error.message),
+      ...reportedViolations(heading, renamed, changed ? undefined : error.message),
     });
   }
 }

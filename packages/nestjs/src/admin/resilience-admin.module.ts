@@ -4,6 +4,7 @@ import { ResilienceAdminController } from './resilience-admin.controller';
 import type { ResilienceAdminOptions } from './resilience-admin-options.interface';
 import { checkDashboardOptions, dashboardIntervalMs } from './dashboard/dashboard-options';
 import { dashboardControllers } from './dashboard/dashboard.controllers';
+import { boundedActor, defaultActor } from './admin-actor';
 
 /**
  * The opt-in HTTP control plane: `GET /{path}/state`, force-open / clear / reset / retune per policy. It can switch
@@ -28,7 +29,9 @@ export class ResilienceAdminModule {
       });
     }
     // A subclass per registration carries the configured path and guard; routes and DI come from the base class.
-    class ResilienceAdminRoutes extends ResilienceAdminController {}
+    class ResilienceAdminRoutes extends ResilienceAdminController {
+      static override actorOf = options.actor === undefined ? defaultActor : boundedActor(options.actor);
+    }
     Controller(path)(ResilienceAdminRoutes);
     if (guard !== undefined) UseGuards(guard)(ResilienceAdminRoutes);
     return {
@@ -70,6 +73,8 @@ function checkOptions(options: unknown): void {
   if (o['unsafeAllowAnonymous'] !== undefined && typeof o['unsafeAllowAnonymous'] !== 'boolean')
     fail('unsafeAllowAnonymous', 'a boolean');
   if (o['imports'] !== undefined && !Array.isArray(o['imports'])) fail('imports', 'an array of modules');
+  if (o['actor'] !== undefined && typeof o['actor'] !== 'function')
+    fail('actor', 'a function (request) => string | undefined');
   checkDashboardOptions(o, fail);
   if (problems.length > 0)
     throw new ResilienceError({

@@ -84,6 +84,7 @@ describe.each(ADAPTERS)('admin HTTP API (%s)', (adapter) => {
       policy: 'limited',
       route: null,
       forcedOpen: true,
+      scope: 'fleet',
     });
     const refused = await http().get('/api/limited').expect(503);
     expect(refused.body).toMatchObject({ code: 'resilience_forced_open' });
@@ -98,6 +99,7 @@ describe.each(ADAPTERS)('admin HTTP API (%s)', (adapter) => {
       policy: 'limited',
       route: 'eu',
       forcedOpen: true,
+      scope: 'fleet',
     });
     await http().get('/api/eu').expect(503);
     await http().get('/api/limited').expect(200);
@@ -128,6 +130,7 @@ describe.each(ADAPTERS)('admin HTTP API (%s)', (adapter) => {
       policy: 'guarded',
       route: null,
       reset: true,
+      scope: 'fleet',
     });
     await http().get('/api/flaky').expect(200);
   });
@@ -160,6 +163,7 @@ describe.each(ADAPTERS)('admin HTTP API (%s)', (adapter) => {
       .expect(200);
     expect(res.body).toEqual({
       policy: 'limited',
+      version: 1, // 0 as configured, +1 per retune (SPEC §14.1)
       spec: expect.objectContaining({
         name: 'limited',
         strategies: [expect.objectContaining({ type: 'rateLimit', permits: 5 })],

@@ -18,7 +18,7 @@ const call = (outcome: 'success' | 'failure' | 'rejected' | 'cancelled', duratio
     duration,
     ...(code === undefined ? {} : { code }),
   }) as ResilienceEvent;
-const entry = { policy: 'p', route: null, forcedOpen: false };
+const entry = { policy: 'p', route: null, forcedOpen: false, version: 0 };
 
 describe('SnapshotAggregator', () => {
   it('reports calls per second by outcome and rejections by code over the time since the last snapshot', () => {

@@ -128,9 +128,15 @@ export class SnapshotAggregator {
     this.#since = now;
     // A (policy, route) the admin state does not list (a policy of retries and timeouts only) still had calls.
     const seen = new Set(state.map((s) => keyOf(s.policy, s.route)));
+    const versions = new Map(state.map((s) => [s.policy, s.version]));
     const unlisted = [...windows.values()]
       .filter((w) => !seen.has(keyOf(w.policy, w.route)))
-      .map((w): AdminStateEntry => ({ policy: w.policy, route: w.route, forcedOpen: false }));
+      .map((w): AdminStateEntry => ({
+        policy: w.policy,
+        route: w.route,
+        forcedOpen: false,
+        version: versions.get(w.policy) ?? 0,
+      }));
     const entries = [...state, ...unlisted].map((s): DashboardEntry => {
       const key = keyOf(s.policy, s.route);
       const w = windows.get(key);
