@@ -114,5 +114,28 @@ describe('simulate', () => {
     await expect(simulate({ ...base, replicas: 0, duration: -1 })).rejects.toThrow(
       /replicas must be an integer.*duration must be > 0/,
     );
+    await expect(simulate({ ...base, fanOut: 1.5 })).rejects.toThrow(
+      'fanOut must be an integer ≥ 1, got 1.5',
+    );
+  });
+
+  it('fans each request out to `fanOut` leaf calls and ends it with the slowest', async () => {
+    const plain = new ResiliencePolicy({ name: 'api', strategies: [] });
+    const opts: SimulationOptions = {
+      policy: plain,
+      seed: 3,
+      duration: 4000,
+      load: { rate: 50 },
+      downstream: { servers: 100, serviceTime: exponential(10) },
+    };
+    const one = summarize(await simulate(opts));
+    const r = await simulate({ ...opts, fanOut: 8 });
+    const eight = summarize(r);
+    expect(eight.requests).toBe(one.requests); // the same arrivals
+    expect(eight.succeeded).toBe(eight.requests);
+    expect(eight.downstream.attempts).toBe(8 * eight.requests);
+    expect(eight.amplification).toBe(8);
+    // The max of 8 exponentials (mean 10) has mean 10·H(8) ≈ 27 ms.
+    expect(eight.latency.p50).toBeGreaterThan(2 * one.latency.p50);
   });
 });

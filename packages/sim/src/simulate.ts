@@ -62,6 +62,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   const slo = options.slo ?? 1000;
   const interval = options.sampleInterval ?? 250;
   const settle = options.settle ?? 5000;
+  const fanOut = options.fanOut ?? 1;
   const violations: string[] = [];
   check(
     violations,
@@ -74,6 +75,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     `duration must be > 0 ms, got ${options.duration}`,
   );
   check(violations, Number.isFinite(options.seed), `seed must be a finite number, got ${options.seed}`);
+  check(violations, Number.isInteger(fanOut) && fanOut >= 1, `fanOut must be an integer ≥ 1, got ${fanOut}`);
   check(violations, slo > 0, `slo must be > 0 ms, got ${slo}`);
   check(violations, interval > 0, `sampleInterval must be > 0 ms, got ${interval}`);
   check(violations, settle >= 0, `settle must be ≥ 0 ms, got ${settle}`);
@@ -153,7 +155,14 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
           admitted(id);
           return downstream.handle();
         };
-    const run = (): Promise<void> => r.run(call, runOptions);
+    const run =
+      fanOut === 1
+        ? (): Promise<void> => r.run(call, runOptions)
+        : (): Promise<void> => {
+            const leaves: Promise<void>[] = [];
+            for (let i = 0; i < fanOut; i++) leaves.push(r.run(call, runOptions));
+            return Promise.all(leaves).then(() => undefined);
+          };
     const bounded = deadline === undefined ? run : (): Promise<void> => withDeadline(deadline, run, clock);
     const p = a.criticality === Criticality.NORMAL ? bounded() : bindCriticality(a.criticality, bounded);
     p.then(

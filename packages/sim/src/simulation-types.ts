@@ -10,6 +10,12 @@ export interface SimulationOptions {
   readonly policy: ResiliencePolicy;
   readonly downstream: DownstreamOptions;
   readonly load: LoadOptions;
+  /**
+   * Leaf calls per client request, made in parallel through the replica's `Resilience` (a fan-out read, as in
+   * "The Tail at Scale"): the request succeeds when every leaf does, and fails with the first leaf that fails.
+   * Each leaf attempt counts in the request's `attempts`, so amplification is per request, not per leaf. Default 1.
+   */
+  readonly fanOut?: number;
   /** Uncoordinated service instances sharing the downstream. Default 1. */
   readonly replicas?: number;
   /** Virtual ms during which requests arrive. */

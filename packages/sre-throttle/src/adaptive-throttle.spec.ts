@@ -1,6 +1,7 @@
 import fc from 'fast-check';
-import { seededRandom } from '@ballast/testing';
+import { FakeClock, seededRandom } from '@ballast/testing';
 import { AdaptiveThrottle } from './adaptive-throttle';
+import { THROTTLE_BUCKETS } from './rolling-counts';
 
 describe('AdaptiveThrottle — options', () => {
   it('resolves the SPEC defaults and freezes them', () => {
@@ -48,23 +49,41 @@ describe('AdaptiveThrottle — the formula', () => {
     expect(throttle.rejectionProbability(0)).toBeCloseTo(10 / 11, 15);
   });
 
-  it('resets its counts once the window has elapsed', () => {
+  it('counts over a rolling window of ten buckets: a call leaves when its bucket is ten buckets old', () => {
+    // window 1000 ms → buckets of 100 ms. (Until issue #30 the counts reset 1000 ms after the window opened, so all
+    // ten calls vanished together at 1500; now each leaves with its own bucket.)
     const throttle = new AdaptiveThrottle({ window: 1000, minThroughput: 0 });
-    throttle.record(500, false); // the window opens at the first call: 500
-    for (let i = 0; i < 9; i++) throttle.record(1499, false);
+    throttle.record(500, false); // bucket 5
+    for (let i = 0; i < 9; i++) throttle.record(1499, false); // bucket 14
     expect(throttle.requests(1499)).toBe(10);
     expect(throttle.rejectionProbability(1499)).toBeCloseTo(10 / 11, 15);
-    expect(throttle.rejectionProbability(1500)).toBe(0); // 1000 ms after 500: fresh window
-    expect(throttle.requests(1500)).toBe(0);
-    throttle.record(2000, true);
-    expect(throttle.accepts(2499)).toBe(1);
-    expect(throttle.accepts(2500)).toBe(0);
+    expect(throttle.requests(1500)).toBe(9); // bucket 15: bucket 5 is ten buckets old
+    expect(throttle.rejectionProbability(1500)).toBeCloseTo(9 / 10, 15);
+    throttle.record(2000, true); // bucket 20
+    expect(throttle.requests(2399)).toBe(10);
+    expect(throttle.accepts(2399)).toBe(1);
+    expect(throttle.requests(2400)).toBe(1); // bucket 24: bucket 14 is out
+    expect(throttle.rejectionProbability(2400)).toBe(0);
+    expect(throttle.accepts(2999)).toBe(1);
+    expect(throttle.accepts(3000)).toBe(0);
+    expect(throttle.requests(3000)).toBe(0);
+  });
+
+  it('keeps counting in the newest bucket when the clock steps back a little, and starts over when it steps back a window', () => {
+    const throttle = new AdaptiveThrottle({ window: 1000, minThroughput: 0 });
+    for (let i = 0; i < 5; i++) throttle.record(5000, false);
+    throttle.record(4950, true); // slightly in the past: counted with the rest
+    expect(throttle.requests(5000)).toBe(6);
+    expect(throttle.accepts(5000)).toBe(1);
+    throttle.record(3000, true); // a whole window back: the window starts over there
+    expect(throttle.requests(3000)).toBe(1);
+    expect(throttle.accepts(3000)).toBe(1);
   });
 
   it.each([Number.NaN, Infinity, -Infinity])(
-    'rejects now = %p, which would stop the window from resetting',
+    'rejects now = %p, which would stop the window from rolling',
     (now) => {
-      // An Infinity window start was never `window` ms in the past again: the counts of a bad spell stayed for good.
+      // An Infinity bucket is never `window` ms in the past: the counts of a bad spell would stay for good.
       const throttle = new AdaptiveThrottle({ window: 1000, minThroughput: 0 });
       const message = `now must be a finite number of ms, got ${String(now)}`;
       expect(() => throttle.record(now, false)).toThrow(`AdaptiveThrottle.record: ${message}`);
@@ -172,6 +191,132 @@ describe('AdaptiveThrottle — properties', () => {
         expect(build(requests + extra, accepts + extra)).toBeLessThanOrEqual(base + 1e-12);
         expect(build(requests + extra, accepts)).toBeGreaterThanOrEqual(base - 1e-12);
       }),
+    );
+  });
+});
+
+describe('AdaptiveThrottle — recovery after an outage (issue #30)', () => {
+  /**
+   * Every 100 ms the client wants 10 calls. Until `healAt` the downstream accepts at most `capacity` of them per
+   * tick (an overloaded backend refusing the rest), then all. Returns the last instant, from `healAt` on, at which
+   * the rejection probability was above 0 (or `healAt` when it never was), and the probability at `healAt`.
+   */
+  async function overloadThenHeal(capacity: number, seed: number, window: number) {
+    const clock = new FakeClock();
+    const random = seededRandom(seed);
+    const throttle = new AdaptiveThrottle({ window });
+    const healAt = 3 * window;
+    let lastPositive = healAt;
+    let atHeal = 0;
+    while (clock.now() < healAt + 2 * window) {
+      const now = clock.now();
+      const p = throttle.rejectionProbability(now);
+      if (now === healAt) atHeal = p;
+      if (now >= healAt && p > 0) lastPositive = now;
+      let left = now < healAt ? capacity : Infinity;
+      for (let i = 0; i < 10; i++) {
+        if (throttle.shouldReject(now, random())) continue;
+        const ok = left > 0;
+        if (ok) left--;
+        throttle.record(now, ok);
+      }
+      await clock.advance(100);
+    }
+    return { healAt, lastPositive, atHeal };
+  }
+
+  it.each([
+    [3, 1],
+    [3, 2],
+    [2, 1],
+    [2, 7],
+  ])(
+    'overloaded to %p/10 of the offered load for three windows: p is back to 0 for good within one window (seed %p)',
+    async (capacity, seed) => {
+      const window = 60_000;
+      const { healAt, lastPositive, atHeal } = await overloadThenHeal(capacity, seed, window);
+      expect(atHeal).toBeGreaterThan(0.3); // it was shedding hard when the downstream healed
+      expect(lastPositive - healAt).toBeLessThan(window);
+    },
+  );
+
+  it('after a total outage, the outage itself leaves the window after one window; the calls shed since stay in it', async () => {
+    // The book's formula counts a shed call as a request and never as an accept, so after an outage long enough to
+    // push p near 1 the client sheds nearly every call after healing too, and those sheds keep p up: the made
+    // calls grow only by about e² per window (README, "Recovery"). The rolling window bounds how long the outage's
+    // own counts matter — exactly one window — not how long the shedding it caused lasts.
+    const window = 60_000;
+    const clock = new FakeClock();
+    const random = seededRandom(3);
+    const throttle = new AdaptiveThrottle({ window });
+    const healAt = 2 * window;
+    const afterHeal = { requests: 0, accepts: 0 };
+    while (clock.now() < healAt + window) {
+      const now = clock.now();
+      const tracked = now > healAt + window / THROTTLE_BUCKETS; // calls a full bucket after healing
+      for (let i = 0; i < 10; i++) {
+        if (tracked) afterHeal.requests++;
+        if (throttle.shouldReject(now, random())) continue;
+        const ok = now >= healAt;
+        if (tracked && ok) afterHeal.accepts++;
+        throttle.record(now, ok);
+      }
+      await clock.advance(100);
+    }
+    const end = healAt + window;
+    expect(throttle.requests(end)).toBeGreaterThanOrEqual(afterHeal.requests);
+    expect(throttle.requests(end)).toBeLessThanOrEqual(
+      afterHeal.requests + 10 * (window / THROTTLE_BUCKETS / 100),
+    );
+    expect(throttle.accepts(end)).toBeGreaterThanOrEqual(afterHeal.accepts);
+    expect(throttle.requests(end)).toBeGreaterThan(2 * throttle.accepts(end)); // still shedding: documented
+    expect(throttle.rejectionProbability(end)).toBeGreaterThan(0.5);
+  });
+});
+
+describe('AdaptiveThrottle — the rolling window, as a property', () => {
+  it('requests and accepts count exactly the calls within the window: never one `window` old, always one younger than window − window/10', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 10, max: 100_000 }),
+        fc.integer({ min: -1_000_000, max: 1_000_000 }),
+        fc.array(
+          fc.record({
+            gap: fc.integer({ min: 0, max: 40_000 }),
+            accepted: fc.boolean(),
+            random01: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+            probe: fc.integer({ min: 0, max: 200_000 }),
+          }),
+          { maxLength: 200 },
+        ),
+        (window, start, calls) => {
+          const throttle = new AdaptiveThrottle({ window, k: 1.5, minThroughput: 0 });
+          const seen: { t: number; accepted: boolean }[] = [];
+          const bucket = (t: number) => Math.floor((t * THROTTLE_BUCKETS) / window);
+          let now = start;
+          for (const { gap, accepted, random01, probe } of calls) {
+            now += gap;
+            if (throttle.shouldReject(now, random01)) seen.push({ t: now, accepted: false });
+            else {
+              throttle.record(now, accepted);
+              seen.push({ t: now, accepted });
+            }
+            // Look at the counts now and a little later (without counting anything there).
+            for (const at of [now, now + (probe % (2 * window))]) {
+              const inBuckets = seen.filter((c) => bucket(at) - bucket(c.t) < THROTTLE_BUCKETS);
+              const requests = throttle.requests(at);
+              expect(requests).toBe(inBuckets.length);
+              expect(throttle.accepts(at)).toBe(inBuckets.filter((c) => c.accepted).length);
+              expect(requests).toBeLessThanOrEqual(seen.filter((c) => at - c.t < window).length);
+              expect(requests).toBeGreaterThanOrEqual(
+                seen.filter((c) => at - c.t < window - window / THROTTLE_BUCKETS).length,
+              );
+            }
+            // Later probes moved the window on; the calls still to come are later still, so the model stays exact.
+            now = Math.max(now, now + (probe % (2 * window)));
+          }
+        },
+      ),
     );
   });
 });

@@ -1,10 +1,11 @@
 import { OptionProblems } from './option-checks';
+import { RollingCounts } from './rolling-counts';
 
 /** Options of {@link AdaptiveThrottle}. Durations are milliseconds. @public */
 export interface AdaptiveThrottleOptions {
   /** Multiplier: the throttle lets through about `k` requests per accepted one (≥ 1, default 2). */
   readonly k?: number | undefined;
-  /** Length of the counting window in ms; the counts reset when it elapses (> 0, default 120 000). */
+  /** Length of the rolling counting window in ms: only the last `window` ms count (> 0, default 120 000). */
   readonly window?: number | undefined;
   /** Requests in the window below which nothing is rejected (≥ 0, default 10). */
   readonly minThroughput?: number | undefined;
@@ -37,9 +38,11 @@ const isFiniteNumber = (x: unknown): x is number => typeof x === 'number' && Num
  * backend (`accepts ≈ requests`) sees no local rejections at all. `k = 2` wastes at most one request per accepted
  * one; a larger `k` reacts later but lets more through.
  *
- * Counts live in a window that resets `window` ms after it opened (at the first call, or the first call after the
- * previous window elapsed). Below `minThroughput` requests in the window the probability is 0, so a handful of early
- * failures cannot shut the client down.
+ * Counts cover the last `window` ms — the book's "over the last two minutes" — as a rolling window of ten time
+ * buckets (see {@link RollingCounts}): an outage's counts age out bucket by bucket, so once it ends the probability
+ * is back to 0 within one window of healthy traffic, usually much sooner (as soon as `requests ≤ k·accepts`). Below
+ * `minThroughput` requests in the window the probability is 0, so a handful of early failures cannot shut the client
+ * down.
  *
  * Usage: before each call, `shouldReject(now, random01)`. When it returns true, do not make the call — the shed call
  * has already been counted as a request (it is one: the caller wanted it). Otherwise make the call and report it
@@ -49,9 +52,7 @@ const isFiniteNumber = (x: unknown): x is number => typeof x === 'number' && Num
  */
 export class AdaptiveThrottle {
   readonly options: ResolvedAdaptiveThrottleOptions;
-  private requestCount = 0;
-  private acceptCount = 0;
-  private windowStart = -Infinity;
+  private readonly counts: RollingCounts;
 
   constructor(options: AdaptiveThrottleOptions = {}) {
     const d = DEFAULT_ADAPTIVE_THROTTLE_OPTIONS;
@@ -69,6 +70,7 @@ export class AdaptiveThrottle {
       )
       .throwIfAny();
     this.options = Object.freeze({ k, window, minThroughput });
+    this.counts = new RollingCounts(window);
   }
 
   /** Probability in [0, 1) that the next call is rejected locally at `now`. */
@@ -84,7 +86,7 @@ export class AdaptiveThrottle {
   shouldReject(now: number, random01: number): boolean {
     this.roll(now, 'shouldReject');
     if (random01 < this.probability()) {
-      this.requestCount++;
+      this.counts.add(false);
       return true;
     }
     return false;
@@ -93,41 +95,36 @@ export class AdaptiveThrottle {
   /** Records a call that was made: `accepted` when the backend handled it (a healthy outcome). */
   record(now: number, accepted: boolean): void {
     this.roll(now, 'record');
-    this.requestCount++;
-    if (accepted) this.acceptCount++;
+    this.counts.add(accepted);
   }
 
-  /** Requests counted in the window current at `now` (made and shed). */
+  /** Requests (made and shed) counted in the window at `now`. */
   requests(now: number): number {
     this.roll(now, 'requests');
-    return this.requestCount;
+    return this.counts.requests;
   }
 
-  /** Accepted requests counted in the window current at `now`. */
+  /** Accepted requests counted in the window at `now`. */
   accepts(now: number): number {
     this.roll(now, 'accepts');
-    return this.acceptCount;
+    return this.counts.accepts;
   }
 
-  /** The rejection probability of the current window's counts. */
+  /** The rejection probability of the window's counts. */
   private probability(): number {
-    const requests = this.requestCount;
+    const requests = this.counts.requests;
     if (requests < this.options.minThroughput) return 0;
-    const p = (requests - this.options.k * this.acceptCount) / (requests + 1);
+    const p = (requests - this.options.k * this.counts.accepts) / (requests + 1);
     return p > 0 ? p : 0;
   }
 
   /**
-   * Opens a fresh window when the current one has lasted `window` ms. A non-finite `now` throws: an `Infinity`
-   * window start would never lie `window` ms in the past again, and the counts would never reset.
+   * Ages out the buckets that left the window at `now`. A non-finite `now` throws: an `Infinity` bucket would never
+   * be `window` ms in the past, and the counts of a bad spell would stay for good.
    */
   private roll(now: number, method: string): void {
     if (!(now - now === 0))
       throw new RangeError(`AdaptiveThrottle.${method}: now must be a finite number of ms, got ${now}`);
-    if (now - this.windowStart >= this.options.window) {
-      this.windowStart = now;
-      this.requestCount = 0;
-      this.acceptCount = 0;
-    }
+    this.counts.advance(now);
   }
 }

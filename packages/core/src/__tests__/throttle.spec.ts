@@ -98,7 +98,7 @@ describe('adaptive throttle', () => {
     expect(await probability(resilience)).toBe(0); // 1 request (5 attempts) < minThroughput 3
   });
 
-  it('the window resets after `window` ms', async () => {
+  it('the counts leave the rolling window after `window` ms', async () => {
     const { resilience, clock } = throttled({ window: '1m' });
     for (let i = 0; i < 10; i++) await outcome(resilience, infraError());
     expect(await probability(resilience)).toBeGreaterThan(0);

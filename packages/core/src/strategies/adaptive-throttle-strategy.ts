@@ -7,7 +7,7 @@ export const ADAPTIVE_THROTTLE_OPTION_KEYS: readonly string[] = ['k', 'window', 
 /**
  * Client-side adaptive throttling (SPEC §3–§4, on `@ballast/sre-throttle`; Google *Site Reliability Engineering*,
  * ch. 21 "Handling Overload"): rejects locally with probability `max(0, (requests − k·accepts) / (requests + 1))`
- * over a `window`, once `minThroughput` requests were seen. `k = 2` is the book's recommendation; lower `k` sheds
+ * over a rolling `window` (ten time buckets), once `minThroughput` requests were seen. `k = 2` is the book's recommendation; lower `k` sheds
  * more aggressively. Only healthy outcomes count as accepts. Rejects with `throttled` / `adaptive_throttle`.
  */
 export class AdaptiveThrottleStrategy {

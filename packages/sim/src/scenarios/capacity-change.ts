@@ -11,7 +11,7 @@ import { summarize } from '../metrics';
 import { steps } from '../schedule';
 import { simulate } from '../simulate';
 import { settlingTime } from '../stats';
-import { checksTable, pct, secs, table } from './markdown';
+import { CHECKS_PLACEHOLDER, pct, secs, table } from './markdown';
 import type { Check, ScenarioOutcome, ScenarioScale } from './scenario-types';
 
 export interface CapacityChangeVariant {
@@ -99,12 +99,20 @@ export async function capacityChangeScenario(
       target: 'settles within the phase, at a lower limit',
       achieved: `${pinned(v) ? 'pinned at max' : secs(v.settleDown)}, ${v.limits[0].toFixed(0)} → ${v.limits[1].toFixed(0)}`,
       met: Number.isFinite(v.settleDown) && v.limits[1] < v.limits[0],
+      measures: [
+        { label: '', value: pinned(v) ? NaN : v.settleDown, better: 'lower', unit: 'secs' },
+        { label: 'limit ÷ before ', value: v.limits[1] / v.limits[0], better: 'lower', unit: 'plain2' },
+      ],
     },
     {
       name: `${v.name}: limit follows capacity back up`,
       target: 'settles within the phase, at a higher limit',
       achieved: `${pinned(v) ? 'pinned at max' : secs(v.settleUp)}, ${v.limits[1].toFixed(0)} → ${v.limits[2].toFixed(0)}`,
       met: Number.isFinite(v.settleUp) && v.limits[2] > v.limits[1],
+      measures: [
+        { label: '', value: pinned(v) ? NaN : v.settleUp, better: 'lower', unit: 'secs' },
+        { label: 'limit ÷ before ', value: v.limits[2] / v.limits[1], better: 'higher', unit: 'plain2' },
+      ],
     },
   ]);
   const servers: LineSeries = {
@@ -173,7 +181,7 @@ export async function capacityChangeScenario(
         ]),
       ),
       '',
-      checksTable(checks),
+      CHECKS_PLACEHOLDER,
       '',
       `AIMD's way down is bounded by its cooldown (one ×0.9 cut per second); its way up is additive per sample, so ` +
         `fast at this traffic. Gradient2 gets one sample per 1-s window (Netflix's \`WindowedLimit\` defaults; fed ` +

@@ -12,7 +12,7 @@ import { steps } from '../schedule';
 import { simulate } from '../simulate';
 import type { SimulationResult } from '../simulation-types';
 import { jainIndex } from '../stats';
-import { checksTable, pct, secs, table } from './markdown';
+import { CHECKS_PLACEHOLDER, pct, secs, table } from './markdown';
 import type { Check, ScenarioOutcome, ScenarioScale } from './scenario-types';
 
 export interface FairnessVariant {
@@ -135,6 +135,10 @@ export async function fairnessScenario(scale: ScenarioScale): Promise<ScenarioOu
     target: '≥ 0.95',
     achieved: `${v.jain.toFixed(4)} (converged ${secs(v.convergence)} after the join)`,
     met: v.jain >= 0.95,
+    measures: [
+      { label: '', value: v.jain, better: 'higher', unit: 'plain4' },
+      { label: 'converged ', value: v.convergence, better: 'lower', unit: 'secs' },
+    ],
   }));
   const aimd = variants[0]!;
   const g = variants.find((v) => v.name === 'Gradient2')!;
@@ -199,7 +203,7 @@ export async function fairnessScenario(scale: ScenarioScale): Promise<ScenarioOu
         ]),
       ),
       '',
-      checksTable(checks),
+      CHECKS_PLACEHOLDER,
       '',
       `**Convergence.** AIMD starts every limit at \`maxConcurrency\` (SPEC §3) and may cut it by only 10% per ` +
         `cooldown (1 s), so the late replica arrives with a limit of 100 against ~10 for the others, takes the ` +

@@ -14,8 +14,8 @@ export { overloadScenario } from './overload';
 export { priorityScenario } from './priority-shedding';
 export { retryStormScenario } from './retry-storm';
 export { throttleScenario } from './throttle-vs-breaker';
-export { FULL_SCALE, TEST_SCALE } from './scenario-types';
-export type { Chart, Check, ScenarioOutcome, ScenarioScale } from './scenario-types';
+export { FULL_SCALE, REPORT_SEEDS, TEST_SCALE } from './scenario-types';
+export type { Chart, Check, Measure, ScenarioOutcome, ScenarioScale } from './scenario-types';
 
 /** The seven scenarios of issue 9, in document order. */
 export const SCENARIOS: readonly ((scale: ScenarioScale) => Promise<ScenarioOutcome<unknown>>)[] = [

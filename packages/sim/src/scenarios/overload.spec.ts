@@ -24,19 +24,23 @@ describe('scenario 1: 3× overload (reduced scale)', () => {
     expect(v('fixed bulkhead (guess: 50)').p99Ratio).toBeGreaterThan(v('AIMD').p99Ratio);
   });
 
-  it('AIMD + CoDel/LIFO meets the target; its queue wait p99 stays above the 5 ms CoDel target (documented)', () => {
+  // Issue #30: against the no-load p99 of 100,000 requests (not one 40-s run's ~2,000), AIMD + CoDel/LIFO and
+  // Gradient2 land just above the 2× bar; they met it only against the noisier, higher baseline of before.
+  it('AIMD + CoDel/LIFO keeps goodput but misses the 2× p99 bar narrowly; its queue wait p99 stays above the 5 ms CoDel target (documented)', () => {
     const c = v('AIMD + CoDel/LIFO');
     expect(c.goodputFraction).toBeGreaterThanOrEqual(0.9);
-    expect(c.p99Ratio).toBeLessThanOrEqual(2);
+    expect(c.p99Ratio).toBeGreaterThan(2);
+    expect(c.p99Ratio).toBeLessThan(2.2);
     // Calm periods after real idle instants (a release finding nobody waiting) allow up to `interval` of wait.
     expect(c.queueWaitP99).toBeGreaterThan(5);
     expect(c.queueWaitP99).toBeLessThanOrEqual(100);
   });
 
-  it('Gradient2, fed one windowed sample per second, meets the target; its limit stays above the 10 servers', () => {
+  it('Gradient2, fed one windowed sample per second, keeps goodput but misses the 2× p99 bar narrowly; its limit stays above the 10 servers', () => {
     const g = v('Gradient2');
     expect(g.goodputFraction).toBeGreaterThanOrEqual(0.9);
-    expect(g.p99Ratio).toBeLessThanOrEqual(2);
+    expect(g.p99Ratio).toBeGreaterThan(2);
+    expect(g.p99Ratio).toBeLessThan(2.2);
     expect(g.meanLimit).toBeGreaterThan(10);
     expect(g.meanLimit).toBeLessThan(50);
   });

@@ -6,7 +6,7 @@ import { steps } from '../schedule';
 import { summarize } from '../metrics';
 import { simulate } from '../simulate';
 import type { SimulationResult } from '../simulation-types';
-import { checksTable, ms, pct, secs, table } from './markdown';
+import { CHECKS_PLACEHOLDER, ms, pct, secs, table } from './markdown';
 import type { Check, ScenarioOutcome, ScenarioScale } from './scenario-types';
 
 export const TIERS = ['BEST_EFFORT', 'DEGRADED', 'NORMAL', 'CRITICAL'] as const;
@@ -118,6 +118,7 @@ export async function priorityScenario(scale: ScenarioScale): Promise<ScenarioOu
       target: '0',
       achieved: `${metrics.shed[3]} (lower tiers: ${metrics.shed.slice(0, 3).join(' / ')})`,
       met: metrics.shed[3] === 0 && metrics.shed.slice(0, 3).some((x) => x > 0),
+      measures: [{ label: '', value: metrics.shed[3]!, better: 'lower', unit: 'plain0' }],
     },
     {
       name: 'shed order by criticality',
@@ -130,6 +131,7 @@ export async function priorityScenario(scale: ScenarioScale): Promise<ScenarioOu
       target: `≤ ${ms(metrics.waitBound[i]!)} (interval × ${SCALE[i]})`,
       achieved: ms(metrics.maxWait[i]!),
       met: metrics.maxWait[i]! <= metrics.waitBound[i]! + 1e-9,
+      measures: [{ label: '', value: metrics.maxWait[i]!, better: 'lower', unit: 'ms' } as const],
     })),
   ];
   return {
@@ -196,7 +198,7 @@ export async function priorityScenario(scale: ScenarioScale): Promise<ScenarioOu
         ]),
       ),
       '',
-      checksTable(checks),
+      CHECKS_PLACEHOLDER,
       '',
       `**Serving order.** With \`prioritized\` the queue serves the highest non-empty tier first (FIFO within a ` +
         `tier), so a CRITICAL waiter never queues behind lower tiers and waits at most ${ms(metrics.maxWait[3]!)} ` +
