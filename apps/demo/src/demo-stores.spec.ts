@@ -83,11 +83,12 @@ describe('DemoStores', () => {
     it('shares state between replicas (each with its own connection), under REDIS_PREFIX', async () => {
       const config = new DemoConfig({ REDIS_URL, REDIS_PREFIX: prefix });
       const [a, b] = [new DemoStores(config), new DemoStores(config)];
+      const replicas: Resilience[] = [];
       try {
         await Promise.all([a.onModuleInit(), b.onModuleInit()]); // as Nest does before the app serves
         expect(a.description).toBe(`Redis stores at ${REDIS_URL}, keys '${prefix}:*'`);
-        const replica = (stores: DemoStores) =>
-          new Resilience({
+        const replica = (stores: DemoStores) => {
+          const r = new Resilience({
             stores: stores.stores!,
             policies: [
               new ResiliencePolicy({
@@ -97,12 +98,23 @@ describe('DemoStores', () => {
               }),
             ],
           });
+          replicas.push(r);
+          return r;
+        };
         await expect(replica(a).run(() => 'ok', { policy: 'limited' })).resolves.toBe('ok');
         await expect(replica(b).run(() => 'ok', { policy: 'limited' })).rejects.toMatchObject({
           code: 'rate_limited',
         });
+        // The control store lists both replicas while they run …
+        expect(await keysUnder(client!, prefix)).toEqual([
+          `${prefix}:{control}:replicas`,
+          `${prefix}:{limited}:rl`,
+        ]);
+        await Promise.all(replicas.map((r) => r.close()));
+        // … and they leave it when they close: nothing of the control plane is left behind.
         expect(await keysUnder(client!, prefix)).toEqual([`${prefix}:{limited}:rl`]);
       } finally {
+        await Promise.all(replicas.map((r) => r.close()));
         await a.onApplicationShutdown();
         await b.onApplicationShutdown();
       }

@@ -85,6 +85,17 @@ function closeDetail(): void {
   overview.update();
 }
 
+/** `id · control version N · seen 3 s ago`: which replicas listen, and whether one is behind the others. */
+function replicaLine(x: unknown): string {
+  if (typeof x !== 'object' || x === null) return String(x);
+  const r = x as { id?: unknown; version?: unknown; lastSeen?: unknown };
+  const parts = [String(r.id)];
+  if (typeof r.version === 'number') parts.push(`control version ${r.version}`);
+  if (typeof r.lastSeen === 'number')
+    parts.push(`seen ${Math.max(0, Math.round((Date.now() - r.lastSeen) / 1000))} s ago`);
+  return parts.join(' · ');
+}
+
 /** Replicas are shown when the server has a fleet control plane (`GET {path}/replicas` answers). */
 async function loadReplicas(): Promise<void> {
   const r = await api('GET', '/replicas');
@@ -100,7 +111,7 @@ async function loadReplicas(): Promise<void> {
       : [];
   replicas.replaceChildren(
     h('h2', { id: 'replicas-title' }, `Replicas (${list.length})`),
-    h('ul', {}, ...list.map((x) => h('li', {}, typeof x === 'string' ? x : JSON.stringify(x)))),
+    h('ul', {}, ...list.map((x) => h('li', {}, replicaLine(x)))),
   );
   replicas.hidden = false;
 }
