@@ -53,6 +53,8 @@ export const ErrorCode = Object.freeze({
   STORE_UNAVAILABLE: 'resilience_store_unavailable',
   UNKNOWN_POLICY: 'unknown_policy',
   INVALID_POLICY: 'invalid_policy',
+  /** A user callback the policy runs (a retry `delay`, a `classifyResult`) threw or answered nonsense. */
+  CALLBACK_FAILED: 'callback_failed',
 } as const);
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

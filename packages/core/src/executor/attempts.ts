@@ -1,5 +1,5 @@
 import { contextStorage } from '../context/context-storage';
-import { isOwnResilienceError } from '../errors/resilience-error';
+import { ErrorCode, ResilienceError, isOwnResilienceError } from '../errors/resilience-error';
 import { retryAfterOf } from '../errors/classify';
 import { AttemptContext } from './attempt-context';
 import { isPromiseLike } from './engine';
@@ -158,7 +158,9 @@ function afterAttempt(inv: CallState, lane: Lane, ok: boolean): number {
   if (lane.cancelled || retry === undefined || n >= retry.maxAttempts) return stop(inv, lane, false);
   const kind = e.classify(lane.error);
   if (!retry.retryOn.includes(kind as never)) return stop(inv, lane, false);
-  let delay = retry.backoff.delay(n, lane.previousDelay, e.random);
+  let delay = retry.delay === undefined ? undefined : customDelay(inv, lane, retry.delay, n);
+  if (delay === null) return stop(inv, lane, false);
+  delay ??= retry.backoff.delay(n, lane.previousDelay, e.random);
   lane.previousDelay = delay;
   // A throttled error's hint, and the one on Ballast's own rejections (a nested call's open circuit): waiting
   // less would only hit the same refusal again. A hint beyond the backoff's `max` — the longest this policy sleeps
@@ -199,6 +201,40 @@ function afterAttempt(inv: CallState, lane: Lane, ok: boolean): number {
     resumeSoon(inv, lane, () => end(inv, lane, false));
   };
   return 0;
+}
+
+/**
+ * The retry's own `delay` function: its number wins over the backoff, `undefined` defers to it. A throw or an answer
+ * that is no delay (negative, NaN, not a number) fails the call with `internal` / `callback_failed` and answers
+ * `null`: a bug in the user's policy must show, not turn into an unhandled rejection or a retry storm.
+ */
+function customDelay(
+  inv: CallState,
+  lane: Lane,
+  fn: (attempt: number, error: unknown) => number | undefined,
+  n: number,
+): number | undefined | null {
+  let d: unknown;
+  try {
+    d = fn(n, lane.error);
+  } catch (err) {
+    lane.error = callbackFailed(inv, 'threw', err);
+    return null;
+  }
+  if (d === undefined || (typeof d === 'number' && d >= 0)) return d;
+  lane.error = callbackFailed(inv, `answered ${typeof d === 'number' ? String(d) : typeof d}`, lane.error);
+  return null;
+}
+
+function callbackFailed(inv: CallState, what: string, cause: unknown): ResilienceError {
+  return new ResilienceError({
+    kind: 'internal',
+    code: ErrorCode.CALLBACK_FAILED,
+    message: `RetryStrategy delay ${what}; expected a number of ms ≥ 0 or undefined`,
+    cause,
+    policy: inv.policyName,
+    ...(inv.route === undefined ? {} : { route: inv.route }),
+  });
 }
 
 function stop(inv: CallState, lane: Lane, ok: boolean): 0 {

@@ -153,6 +153,15 @@ function buildStrategy(v: OptionsValidator, path: string, entry: unknown): Strat
   const { type: _type, ...options } = entry;
   checkNulls(v, path, options, kind.keys);
   if (type === 'retry') {
+    // A function has no JSON form: refused here rather than passed to the constructor, which would accept it.
+    if (options['delay'] !== undefined) {
+      v.fail(
+        `${path}.delay`,
+        'absent: a delay function cannot be expressed in JSON (set it in code)',
+        options['delay'],
+      );
+      delete options['delay'];
+    }
     if (isRecord(entry['backoff'])) checkNulls(v, `${path}.backoff`, entry['backoff'], BACKOFF_OPTION_KEYS);
     if (isRecord(entry['budget'])) checkNulls(v, `${path}.budget`, entry['budget'], BUDGET_OPTION_KEYS);
   }
