@@ -46,6 +46,7 @@ export const ErrorCode = Object.freeze({
   ADAPTIVE_THROTTLE: 'adaptive_throttle',
   BULKHEAD_FULL: 'bulkhead_full',
   BULKHEAD_QUEUE_SHED: 'bulkhead_queue_shed',
+  BULKHEAD_QUEUE_TIMEOUT: 'bulkhead_queue_timeout',
   CIRCUIT_OPEN: 'circuit_open',
   FORCED_OPEN: 'resilience_forced_open',
   ATTEMPT_TIMEOUT: 'attempt_timeout',

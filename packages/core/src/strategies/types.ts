@@ -38,6 +38,11 @@ export interface QueueOptions {
   queueInterval?: Duration;
   queueAdaptiveLifo?: boolean;
   prioritized?: boolean;
+  /**
+   * The longest a waiter stays parked (> 0): one still waiting then fails with `infrastructure` /
+   * `bulkhead_queue_timeout`. A hard bound per call, where CoDel's `queueTarget` sheds only under congestion.
+   */
+  maxWait?: Duration;
 }
 export interface ResolvedQueueOptions {
   readonly maxQueue: number;
@@ -45,6 +50,8 @@ export interface ResolvedQueueOptions {
   readonly queueInterval: number;
   readonly queueAdaptiveLifo: boolean;
   readonly prioritized: boolean;
+  /** Optional here so hand-built resolved options (tests, the simulator) need not spell it out. */
+  readonly maxWait?: number | undefined;
 }
 
 // --- bulkheads ------------------------------------------------------------------------------------------------------

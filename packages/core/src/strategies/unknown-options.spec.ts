@@ -50,7 +50,11 @@ describe('strategy constructors refuse options they do not take', () => {
   it('every strategy and nested options object checks its keys, reporting them with its other violations', () => {
     const cases: [string, () => unknown, string][] = [
       ['rateLimit', () => new RateLimitStrategy({ permits: 1, per: '1s', burts: 2 } as never), 'burts'],
-      ['bulkhead', () => new BulkheadStrategy({ maxConcurrency: 1, maxWait: 100 } as never), 'maxWait'],
+      [
+        'bulkhead',
+        () => new BulkheadStrategy({ maxConcurrency: 1, queueTimeout: 100 } as never),
+        'queueTimeout',
+      ],
       [
         'adaptiveBulkhead',
         () =>
