@@ -263,6 +263,12 @@ function strategySpec(s: Strategy): StrategySpec {
       }
       return { type: s.type, ...out } as StrategySpec;
     }
+    case 'circuitBreaker': {
+      const out = defined(s.options);
+      // The multiplier means nothing (and is refused) without a cap.
+      if (s.options.maxBreakDuration === undefined) delete out['breakDurationMultiplier'];
+      return { type: s.type, ...out } as StrategySpec;
+    }
     case 'rateLimit': {
       const out = defined(s.options);
       if (s.options.burst === s.options.permits) delete out['burst'];

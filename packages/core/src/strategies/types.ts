@@ -126,6 +126,13 @@ export interface CircuitBreakerOptions {
   minThroughput: number;
   breakDuration: Duration;
   halfOpenMaxCalls?: number;
+  /**
+   * When set (≥ breakDuration), breaks grow: each re-open after a failed half-open period lasts the previous break ×
+   * `breakDurationMultiplier`, capped here (1 s, 2 s, 4 s, …); a close resets it to `breakDuration`.
+   */
+  maxBreakDuration?: Duration | undefined;
+  /** ≥ 1, default 2; only with `maxBreakDuration`. */
+  breakDurationMultiplier?: number;
 }
 export interface ResolvedCircuitBreakerOptions {
   readonly failureRatio: number;
@@ -133,6 +140,8 @@ export interface ResolvedCircuitBreakerOptions {
   readonly minThroughput: number;
   readonly breakDuration: number;
   readonly halfOpenMaxCalls: number;
+  readonly maxBreakDuration: number | undefined;
+  readonly breakDurationMultiplier: number;
 }
 
 export interface AdaptiveThrottleOptions {

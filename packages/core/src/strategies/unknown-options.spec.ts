@@ -38,7 +38,7 @@ describe('strategy constructors refuse options they do not take', () => {
       {
         path: 'halfOpenMaxcalls',
         constraint:
-          'a known circuitBreaker option (failureRatio, samplingWindow, minThroughput, breakDuration, halfOpenMaxCalls)',
+          'a known circuitBreaker option (failureRatio, samplingWindow, minThroughput, breakDuration, halfOpenMaxCalls, maxBreakDuration, breakDurationMultiplier)',
         value: 5,
       },
     ]);
