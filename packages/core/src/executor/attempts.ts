@@ -1,5 +1,13 @@
 import { contextStorage } from '../context/context-storage';
-import { ErrorCode, ResilienceError, isOwnResilienceError } from '../errors/resilience-error';
+import {
+  EXCEPTION_KINDS,
+  ErrorCode,
+  ResilienceError,
+  isOwnResilienceError,
+  type ExceptionKind,
+} from '../errors/resilience-error';
+import type { ResultVerdict } from '../errors/classify-result';
+import { classifiedResult } from './classified-result';
 import { retryAfterOf } from '../errors/classify';
 import { AttemptContext } from './attempt-context';
 import { isPromiseLike } from './engine';
@@ -151,7 +159,13 @@ function continueAfter(inv: CallState, lane: Lane, ok: boolean): void {
 
 /** Ends the pass, schedules a backoff sleep (0), or returns the attempt to run at once. */
 function afterAttempt(inv: CallState, lane: Lane, ok: boolean): number {
-  if (ok) return stop(inv, lane, true);
+  if (ok) {
+    const classifier = inv.pr.policy.classifyResult;
+    if (classifier === undefined || !classifiedFailure(inv, lane, classifier)) return stop(inv, lane, true);
+    // A verdict of `internal` / callback_failed (the classifier threw) ends the call; any other is retried as its kind.
+    if (isOwnResilienceError(lane.error) && lane.error.code === ErrorCode.CALLBACK_FAILED)
+      return stop(inv, lane, false);
+  }
   const e = inv.engine;
   const retry = inv.pr.policy.retry?.options;
   const n = lane.attempts;
@@ -218,19 +232,58 @@ function customDelay(
   try {
     d = fn(n, lane.error);
   } catch (err) {
-    lane.error = callbackFailed(inv, 'threw', err);
+    lane.error = callbackFailed(inv, 'RetryStrategy delay threw', err);
     return null;
   }
   if (d === undefined || (typeof d === 'number' && d >= 0)) return d;
-  lane.error = callbackFailed(inv, `answered ${typeof d === 'number' ? String(d) : typeof d}`, lane.error);
+  const answer = typeof d === 'number' ? String(d) : typeof d;
+  lane.error = callbackFailed(inv, `RetryStrategy delay answered ${answer}`, lane.error);
   return null;
 }
 
-function callbackFailed(inv: CallState, what: string, cause: unknown): ResilienceError {
+/**
+ * Asks the policy's `classifyResult` about a successful attempt's value: a verdict turns it into a failure of that
+ * kind (the value kept on the error, so a call ending on it resolves with it); a throw or a malformed verdict fails
+ * the call with `internal` / `callback_failed`. Returns whether the attempt now counts as failed.
+ */
+function classifiedFailure(
+  inv: CallState,
+  lane: Lane,
+  classifier: (result: unknown) => ResultVerdict | undefined,
+): boolean {
+  let verdict: unknown;
+  try {
+    verdict = classifier(lane.value);
+  } catch (err) {
+    lane.error = callbackFailed(inv, 'classifyResult threw', err, '');
+    return true;
+  }
+  if (verdict === undefined) return false;
+  const v = verdict as Partial<ResultVerdict> | null;
+  const retryAfter = v?.retryAfter;
+  if (
+    v === null ||
+    typeof v !== 'object' ||
+    !EXCEPTION_KINDS.includes(v.kind as ExceptionKind) ||
+    (retryAfter !== undefined && !(typeof retryAfter === 'number' && retryAfter >= 0))
+  ) {
+    lane.error = callbackFailed(inv, 'classifyResult answered a malformed verdict', verdict, '');
+    return true;
+  }
+  lane.error = classifiedResult(inv, v.kind!, retryAfter, lane.value);
+  return true;
+}
+
+function callbackFailed(
+  inv: CallState,
+  what: string,
+  cause: unknown,
+  expected = '; expected a number of ms ≥ 0 or undefined',
+): ResilienceError {
   return new ResilienceError({
     kind: 'internal',
     code: ErrorCode.CALLBACK_FAILED,
-    message: `RetryStrategy delay ${what}; expected a number of ms ≥ 0 or undefined`,
+    message: `${what}${expected}`,
     cause,
     policy: inv.policyName,
     ...(inv.route === undefined ? {} : { route: inv.route }),

@@ -135,7 +135,7 @@ describe('strategy constructors refuse options they do not take', () => {
         {
           path: 'hedgee',
           constraint:
-            'a known ResiliencePolicy option (name, strategies, fallback, hedge, failOpenOnStoreError)',
+            'a known ResiliencePolicy option (name, strategies, fallback, hedge, failOpenOnStoreError, classifyResult)',
           value: 1,
         },
       ],
