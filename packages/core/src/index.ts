@@ -83,6 +83,8 @@ export {
 export type { ExceptionKind, ResilienceErrorInit } from './errors/resilience-error';
 export { classify, retryAfterOf, composeClassifier } from './errors/classify';
 export { outcomeClass } from './errors/outcome-class';
+export { classifyHttpResponse, registerResultClassifier } from './errors/classify-result';
+export type { ResultVerdict, ResultClassifier } from './errors/classify-result';
 export type { OutcomeClass } from './errors/outcome-class';
 
 // Time, context

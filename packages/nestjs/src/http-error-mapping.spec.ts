@@ -20,6 +20,7 @@ describe('mapResilienceError (SPEC §9 table)', () => {
     ['infrastructure', ErrorCode.CIRCUIT_OPEN, 503, 'Service Unavailable'],
     ['infrastructure', ErrorCode.BULKHEAD_FULL, 503, 'Service Unavailable'],
     ['infrastructure', ErrorCode.BULKHEAD_QUEUE_SHED, 503, 'Service Unavailable'],
+    ['infrastructure', ErrorCode.BULKHEAD_QUEUE_TIMEOUT, 503, 'Service Unavailable'],
     ['infrastructure', ErrorCode.FORCED_OPEN, 503, 'Service Unavailable'],
     ['infrastructure', ErrorCode.STORE_UNAVAILABLE, 503, 'Service Unavailable'],
     ['timeout', ErrorCode.ATTEMPT_TIMEOUT, 504, 'Gateway Timeout'],

@@ -27,6 +27,7 @@ const UNAVAILABLE_CODES: ReadonlyMap<string, string> = new Map([
   [ErrorCode.CIRCUIT_OPEN, 'A dependency is failing, so the request was not attempted; retry later.'],
   [ErrorCode.BULKHEAD_FULL, 'The service is at capacity; retry later.'],
   [ErrorCode.BULKHEAD_QUEUE_SHED, 'The request waited too long for capacity and was shed; retry later.'],
+  [ErrorCode.BULKHEAD_QUEUE_TIMEOUT, 'The request waited too long for capacity; retry later.'],
   [ErrorCode.FORCED_OPEN, 'This operation is temporarily disabled by an operator.'],
   [
     ErrorCode.STORE_UNAVAILABLE,

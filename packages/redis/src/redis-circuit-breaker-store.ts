@@ -95,6 +95,7 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
       params.breakDuration,
       params.halfOpenMaxCalls,
       this.#ttl(params),
+      params.maxBreakDuration ?? '',
     ])) as [number | string, BreakerState, number | string, string, string, string];
     const [admitted, state, generation, lease, retryAfter, from] = reply;
     const transition = transitionOf(from, state);
@@ -139,6 +140,8 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
       permit.generation,
       permit.lease ?? '',
       outcome,
+      params.maxBreakDuration ?? '',
+      params.breakDurationMultiplier ?? 2,
     ])) as [BreakerState, string, (number | string)?, (number | string)?];
     const [state, from, calls, failures] = reply;
     let transition = transitionOf(from, state);
@@ -153,6 +156,7 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
       clockArg(this.options.time, now),
       params.samplingWindow,
       params.breakDuration,
+      params.maxBreakDuration ?? '',
     ])) as [BreakerState, number | string, number | string, number | string, string];
     const [state, generation, , , retryAfter] = reply;
     const calls = Number(reply[2]);
@@ -179,7 +183,8 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
   }
 
   #ttl(params: BreakerParams): number {
-    return redisTtl(Math.max(this.options.keyTtl, 2 * params.samplingWindow, 2 * params.breakDuration));
+    const longestBreak = Math.max(params.breakDuration, params.maxBreakDuration ?? 0);
+    return redisTtl(Math.max(this.options.keyTtl, 2 * params.samplingWindow, 2 * longestBreak));
   }
 }
 

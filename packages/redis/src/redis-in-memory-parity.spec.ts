@@ -133,6 +133,21 @@ if (RUN_REDIS_TESTS) {
       });
     });
 
+    it('grows the break per failed half-open period, caps it and resets it on close, as the machine does', async () => {
+      const b = pair();
+      const p: BreakerParams = { ...BASE, breakDuration: 1000, maxBreakDuration: 3500, halfOpenMaxCalls: 1 };
+      let now = await halfOpen(b, p, 3_000_000);
+      for (const expected of [2000, 3500, 3500]) {
+        await b.record(p, await b.admit(p, now), 'failure', now);
+        expect(await b.inspect(p, now)).toMatchObject({ state: 'open', retryAfter: expected });
+        expect(await b.acquire(p, now + expected - 1)).toBeUndefined();
+        now += expected;
+      }
+      expect((await b.record(p, await b.admit(p, now), 'success', now)).state).toBe('closed');
+      for (let i = 0; i < p.minThroughput; i++) await b.record(p, await b.admit(p, now), 'failure', now);
+      expect(await b.inspect(p, now)).toMatchObject({ state: 'open', retryAfter: 1000 });
+    });
+
     it('gives the same answers on seeded random sequences with retunes and clock steps back', async () => {
       const plist: BreakerParams[] = [
         {
@@ -150,6 +165,24 @@ if (RUN_REDIS_TESTS) {
           halfOpenMaxCalls: 1,
         },
         { failureRatio: 1, samplingWindow: 700, minThroughput: 4, breakDuration: 900, halfOpenMaxCalls: 3 },
+        // growing breaks (SPEC §14.3), a fractional multiplier and a retune of the cap among them
+        {
+          failureRatio: 0.5,
+          samplingWindow: 1000,
+          minThroughput: 2,
+          breakDuration: 200,
+          halfOpenMaxCalls: 1,
+          maxBreakDuration: 1700,
+          breakDurationMultiplier: 1.5,
+        },
+        {
+          failureRatio: 0.5,
+          samplingWindow: 1000,
+          minThroughput: 2,
+          breakDuration: 250,
+          halfOpenMaxCalls: 2,
+          maxBreakDuration: 800,
+        },
       ];
       const outcomes: BreakerOutcome[] = ['failure', 'success', 'release'];
       for (let seed = 1; seed <= 40; seed++) {

@@ -42,7 +42,11 @@ export interface Summary {
   readonly amplification: number;
 }
 
-const SHED_CODES = new Set(['rejected:bulkhead_full', 'rejected:bulkhead_queue_shed']);
+const SHED_CODES = new Set([
+  'rejected:bulkhead_full',
+  'rejected:bulkhead_queue_shed',
+  'rejected:bulkhead_queue_timeout',
+]);
 
 /** The sample index in effect at time `t` (the last sample at or before it). */
 export function sampleIndexAt(result: SimulationResult, t: number): number {

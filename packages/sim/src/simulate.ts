@@ -28,6 +28,7 @@ const REJECTION_CODES: ReadonlySet<string> = new Set([
   'adaptive_throttle',
   'bulkhead_full',
   'bulkhead_queue_shed',
+  'bulkhead_queue_timeout',
   'circuit_open',
   'resilience_forced_open',
   'resilience_store_unavailable',

@@ -47,6 +47,17 @@ export function bulkheadShed(origin: ErrorOrigin, criticality: number, sojourn: 
   });
 }
 
+/** Parked longer than the bulkhead's `maxWait` (SPEC §14.3). */
+export function bulkheadQueueTimeout(origin: ErrorOrigin, maxWait: number, sojourn: number): ResilienceError {
+  return stacklessError({
+    ...origin,
+    kind: 'infrastructure',
+    code: ErrorCode.BULKHEAD_QUEUE_TIMEOUT,
+    message: 'Waited longer than the bulkhead allows for a slot',
+    details: { maxWait, sojourn },
+  });
+}
+
 /** The waiter's absolute deadline had passed when a slot came free for it (or when it tried to park). */
 export function deadlineExceeded(origin: ErrorOrigin, deadline: number, now: number): ResilienceError {
   return stacklessError({

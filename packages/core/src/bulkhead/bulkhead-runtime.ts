@@ -18,6 +18,7 @@ import {
 } from './admission';
 import {
   bulkheadFull,
+  bulkheadQueueTimeout,
   bulkheadShed,
   deadlineExceeded,
   errorOrigin,
@@ -30,14 +31,17 @@ import {
   type ControllerDeps,
   type LimitController,
 } from './limit-controllers';
+import { GRANTED, QUEUED, SETTLED, Waiter } from './waiter';
 
 /**
  * The one admission machinery behind all three bulkhead kinds (SPEC §4 "Bulkheads"): a counting semaphore whose
  * limit comes from a {@link LimitController}, with a `CoDelQueue` of parked waiters (Fail at Scale: bounded,
  * time-aware queues; CoDel sojourn shedding decided at dequeue; adaptive LIFO; criticality tiers).
  *
- * No timers: shedding is decided when a slot frees up (`pop`), deadlines are checked when a waiter is woken, and
- * the executor's own deadline/abort handling calls `cancel()`. Invariant after every public call:
+ * No timers but `maxWait`'s: shedding is decided when a slot frees up (`pop`), deadlines are checked when a waiter
+ * is woken, and the executor's own deadline/abort handling calls `cancel()`. A `maxWait` bound must fail a waiter
+ * even when no slot ever frees, so it arms one clock timer per parked waiter (parking is the slow path already),
+ * disarmed on every way out of the queue: no timer outlives its wait. Invariant after every public call:
  * `waiting > 0 ⇒ inUse ≥ limit` — so a newcomer can never overtake a parked waiter, and no slot idles while
  * someone waits.
  */
@@ -118,34 +122,6 @@ export function createBulkheadRuntime(
   });
 }
 
-const QUEUED = 0;
-const GRANTED = 1;
-const SETTLED = 2; // rejected, or cancelled
-type WaiterState = typeof QUEUED | typeof GRANTED | typeof SETTLED;
-
-/** A parked caller. Also the queue item, so parking allocates one object and one promise. */
-class Waiter implements ParkedAdmission {
-  readonly result: Promise<Admission>;
-  state: WaiterState = QUEUED;
-  settle!: (admission: Admission) => void;
-
-  constructor(
-    /** The bulkhead it waits in; changes when a retune carries it over ({@link BulkheadRuntime.handOver}). */
-    public owner: QueuedBulkhead,
-    readonly criticality: Criticality,
-    readonly deadline: number | undefined,
-    readonly enqueuedAt: number,
-  ) {
-    this.result = new Promise<Admission>((resolve) => {
-      this.settle = resolve;
-    });
-  }
-
-  cancel(): void {
-    this.owner.cancelWaiter(this);
-  }
-}
-
 /** @internal Exported for tests that drive the limit directly; production code uses {@link createBulkheadRuntime}. */
 export class QueuedBulkhead implements BulkheadRuntime {
   readonly #clock: Clock;
@@ -154,6 +130,7 @@ export class QueuedBulkhead implements BulkheadRuntime {
   #queue: CoDelQueue<Waiter> | undefined;
   readonly #maxQueue: number;
   readonly #prioritized: boolean;
+  readonly #maxWait: number | undefined;
   readonly #controller: LimitController;
   #limit: number;
   #inUse = 0;
@@ -173,6 +150,7 @@ export class QueuedBulkhead implements BulkheadRuntime {
     this.#origin = errorOrigin(deps.policy, deps.route);
     this.#maxQueue = queue.maxQueue;
     this.#prioritized = queue.prioritized;
+    this.#maxWait = queue.maxWait;
     this.#queue =
       queue.maxQueue < 1
         ? undefined
@@ -244,6 +222,7 @@ export class QueuedBulkhead implements BulkheadRuntime {
     const pushed = queue.push(waiter, now, level);
     if (!pushed.ok) return bulkheadFull(this.#origin, this.#limit, this.#inUse, queue.size);
     if (pushed.displaced !== undefined) this.#shed(pushed.displaced, now);
+    if (this.#maxWait !== undefined) waiter.arm(this.#clock, this.#maxWait);
     return waiter;
   }
 
@@ -313,17 +292,23 @@ export class QueuedBulkhead implements BulkheadRuntime {
       // Queued at its original arrival time, so its sojourn keeps counting from when it really started waiting.
       const pushed = queue === undefined ? undefined : queue.push(w, w.enqueuedAt, w.criticality);
       if (pushed === undefined || !pushed.ok) {
-        w.state = SETTLED;
-        w.settle(bulkheadFull(this.#origin, this.#limit, this.#inUse, queue === undefined ? 0 : queue.size));
-      } else if (pushed.displaced !== undefined) {
-        this.#shed(pushed.displaced, now);
+        w.finish(
+          SETTLED,
+          bulkheadFull(this.#origin, this.#limit, this.#inUse, queue === undefined ? 0 : queue.size),
+        );
+        continue;
       }
+      if (pushed.displaced !== undefined) this.#shed(pushed.displaced, now);
+      // This bulkhead's `maxWait` now bounds it, counted from when it really started waiting.
+      if (this.#maxWait === undefined) w.disarm();
+      else w.arm(this.#clock, Math.max(0, w.enqueuedAt + this.#maxWait - now));
     }
   }
 
   /** @internal Called by {@link Waiter.cancel}. */
   cancelWaiter(waiter: Waiter): void {
     if (waiter.state === QUEUED) {
+      waiter.disarm();
       waiter.state = SETTLED;
       this.#queue?.remove(waiter);
     } else if (waiter.state === GRANTED) {
@@ -332,6 +317,14 @@ export class QueuedBulkhead implements BulkheadRuntime {
       waiter.state = SETTLED;
       this.#returnSlot();
     }
+  }
+
+  /** @internal Called by a waiter's `maxWait` timer: still parked, it leaves the queue with a timeout. */
+  expireWaiter(waiter: Waiter): void {
+    if (waiter.state !== QUEUED) return;
+    this.#queue?.remove(waiter);
+    const sojourn = this.#clock.now() - waiter.enqueuedAt;
+    waiter.finish(SETTLED, bulkheadQueueTimeout(this.#origin, this.#maxWait ?? sojourn, sojourn));
   }
 
   #returnSlot(): void {
@@ -380,19 +373,16 @@ export class QueuedBulkhead implements BulkheadRuntime {
   /** Hands a free slot to `waiter`, or fails it if its deadline has passed (the slot then stays free). */
   #wake(waiter: Waiter, now: number): void {
     if (waiter.deadline !== undefined && now >= waiter.deadline) {
-      waiter.state = SETTLED;
-      waiter.settle(deadlineExceeded(this.#origin, waiter.deadline, now));
+      waiter.finish(SETTLED, deadlineExceeded(this.#origin, waiter.deadline, now));
       return;
     }
     this.#inUse++;
-    waiter.state = GRANTED;
-    waiter.settle(true);
+    waiter.finish(GRANTED, true);
   }
 
   #shed(waiter: Waiter, now: number): void {
     const sojourn = now - waiter.enqueuedAt;
-    waiter.state = SETTLED;
-    waiter.settle(bulkheadShed(this.#origin, waiter.criticality, sojourn));
+    waiter.finish(SETTLED, bulkheadShed(this.#origin, waiter.criticality, sojourn));
     emitShed(this.#hooks, waiter.criticality, sojourn);
   }
 }

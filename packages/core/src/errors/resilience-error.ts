@@ -46,6 +46,7 @@ export const ErrorCode = Object.freeze({
   ADAPTIVE_THROTTLE: 'adaptive_throttle',
   BULKHEAD_FULL: 'bulkhead_full',
   BULKHEAD_QUEUE_SHED: 'bulkhead_queue_shed',
+  BULKHEAD_QUEUE_TIMEOUT: 'bulkhead_queue_timeout',
   CIRCUIT_OPEN: 'circuit_open',
   FORCED_OPEN: 'resilience_forced_open',
   ATTEMPT_TIMEOUT: 'attempt_timeout',
@@ -54,6 +55,8 @@ export const ErrorCode = Object.freeze({
   UNKNOWN_POLICY: 'unknown_policy',
   INVALID_POLICY: 'invalid_policy',
   VERSION_CONFLICT: 'version_conflict',
+  /** A user callback the policy runs (a retry `delay`, a `classifyResult`) threw or answered nonsense. */
+  CALLBACK_FAILED: 'callback_failed',
 } as const);
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

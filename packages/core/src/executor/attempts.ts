@@ -1,5 +1,13 @@
 import { contextStorage } from '../context/context-storage';
-import { isOwnResilienceError } from '../errors/resilience-error';
+import {
+  EXCEPTION_KINDS,
+  ErrorCode,
+  ResilienceError,
+  isOwnResilienceError,
+  type ExceptionKind,
+} from '../errors/resilience-error';
+import type { ResultVerdict } from '../errors/classify-result';
+import { classifiedResult } from './classified-result';
 import { retryAfterOf } from '../errors/classify';
 import { AttemptContext } from './attempt-context';
 import { isPromiseLike } from './engine';
@@ -151,14 +159,22 @@ function continueAfter(inv: CallState, lane: Lane, ok: boolean): void {
 
 /** Ends the pass, schedules a backoff sleep (0), or returns the attempt to run at once. */
 function afterAttempt(inv: CallState, lane: Lane, ok: boolean): number {
-  if (ok) return stop(inv, lane, true);
+  if (ok) {
+    const classifier = inv.pr.policy.classifyResult;
+    if (classifier === undefined || !classifiedFailure(inv, lane, classifier)) return stop(inv, lane, true);
+    // A verdict of `internal` / callback_failed (the classifier threw) ends the call; any other is retried as its kind.
+    if (isOwnResilienceError(lane.error) && lane.error.code === ErrorCode.CALLBACK_FAILED)
+      return stop(inv, lane, false);
+  }
   const e = inv.engine;
   const retry = inv.pr.policy.retry?.options;
   const n = lane.attempts;
   if (lane.cancelled || retry === undefined || n >= retry.maxAttempts) return stop(inv, lane, false);
   const kind = e.classify(lane.error);
   if (!retry.retryOn.includes(kind as never)) return stop(inv, lane, false);
-  let delay = retry.backoff.delay(n, lane.previousDelay, e.random);
+  let delay = retry.delay === undefined ? undefined : customDelay(inv, lane, retry.delay, n);
+  if (delay === null) return stop(inv, lane, false);
+  delay ??= retry.backoff.delay(n, lane.previousDelay, e.random);
   lane.previousDelay = delay;
   // A throttled error's hint, and the one on Ballast's own rejections (a nested call's open circuit): waiting
   // less would only hit the same refusal again. A hint beyond the backoff's `max` — the longest this policy sleeps
@@ -199,6 +215,79 @@ function afterAttempt(inv: CallState, lane: Lane, ok: boolean): number {
     resumeSoon(inv, lane, () => end(inv, lane, false));
   };
   return 0;
+}
+
+/**
+ * The retry's own `delay` function: its number wins over the backoff, `undefined` defers to it. A throw or an answer
+ * that is no delay (negative, NaN, not a number) fails the call with `internal` / `callback_failed` and answers
+ * `null`: a bug in the user's policy must show, not turn into an unhandled rejection or a retry storm.
+ */
+function customDelay(
+  inv: CallState,
+  lane: Lane,
+  fn: (attempt: number, error: unknown) => number | undefined,
+  n: number,
+): number | undefined | null {
+  let d: unknown;
+  try {
+    d = fn(n, lane.error);
+  } catch (err) {
+    lane.error = callbackFailed(inv, 'RetryStrategy delay threw', err);
+    return null;
+  }
+  if (d === undefined || (typeof d === 'number' && d >= 0)) return d;
+  const answer = typeof d === 'number' ? String(d) : typeof d;
+  lane.error = callbackFailed(inv, `RetryStrategy delay answered ${answer}`, lane.error);
+  return null;
+}
+
+/**
+ * Asks the policy's `classifyResult` about a successful attempt's value: a verdict turns it into a failure of that
+ * kind (the value kept on the error, so a call ending on it resolves with it); a throw or a malformed verdict fails
+ * the call with `internal` / `callback_failed`. Returns whether the attempt now counts as failed.
+ */
+function classifiedFailure(
+  inv: CallState,
+  lane: Lane,
+  classifier: (result: unknown) => ResultVerdict | undefined,
+): boolean {
+  let verdict: unknown;
+  try {
+    verdict = classifier(lane.value);
+  } catch (err) {
+    lane.error = callbackFailed(inv, 'classifyResult threw', err, '');
+    return true;
+  }
+  if (verdict === undefined) return false;
+  const v = verdict as Partial<ResultVerdict> | null;
+  const retryAfter = v?.retryAfter;
+  if (
+    v === null ||
+    typeof v !== 'object' ||
+    !EXCEPTION_KINDS.includes(v.kind as ExceptionKind) ||
+    (retryAfter !== undefined && !(typeof retryAfter === 'number' && retryAfter >= 0))
+  ) {
+    lane.error = callbackFailed(inv, 'classifyResult answered a malformed verdict', verdict, '');
+    return true;
+  }
+  lane.error = classifiedResult(inv, v.kind!, retryAfter, lane.value);
+  return true;
+}
+
+function callbackFailed(
+  inv: CallState,
+  what: string,
+  cause: unknown,
+  expected = '; expected a number of ms ≥ 0 or undefined',
+): ResilienceError {
+  return new ResilienceError({
+    kind: 'internal',
+    code: ErrorCode.CALLBACK_FAILED,
+    message: `${what}${expected}`,
+    cause,
+    policy: inv.policyName,
+    ...(inv.route === undefined ? {} : { route: inv.route }),
+  });
 }
 
 function stop(inv: CallState, lane: Lane, ok: boolean): 0 {

@@ -14,6 +14,7 @@ import { runPass } from './pipeline';
 import { unwatchSignal, watchSignal, type SignalWatcher } from './signal-watch';
 import type { KeyState, PolicyRuntime } from './policy-runtime';
 import { REJECTION_CODES, rejection } from './rejections';
+import { isClassifiedResult, resultOf } from './classified-result';
 
 /** What `#refusedAtStart` returns when the call may start (an abort reason can be any value, even undefined). */
 const GO: unknown = Symbol('go');
@@ -192,7 +193,9 @@ export class Invocation extends Lane implements CallState {
       }
     }
     this.#emitCall(this.#failureOutcome(error), this.#started, codeOf(error, e));
-    this.#settle(false, error);
+    // Ended on a result the policy classified as a failure: the caller still gets it (it reads the response).
+    if (isClassifiedResult(error)) this.#settle(true, resultOf(error));
+    else this.#settle(false, error);
   }
 
   #fallbackFailed(fallbackError: unknown): void {

@@ -257,6 +257,12 @@ export class PolicyRuntime {
             minThroughput: cb.minThroughput,
             breakDuration: cb.breakDuration,
             halfOpenMaxCalls: cb.halfOpenMaxCalls,
+            ...(cb.maxBreakDuration === undefined
+              ? {}
+              : {
+                  maxBreakDuration: cb.maxBreakDuration,
+                  breakDurationMultiplier: cb.breakDurationMultiplier,
+                }),
           });
     const rl = policy.rateLimit?.options;
     this.rateParams =

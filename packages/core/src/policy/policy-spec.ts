@@ -36,6 +36,7 @@ import type {
   TimeoutOptions,
 } from '../strategies/types';
 import { OptionsValidator } from '../validation/options-validator';
+import { namedResultClassifier, resultClassifierNames } from '../errors/classify-result';
 import { checkPolicyParts } from './policy-rules';
 import { ResiliencePolicy } from './resilience-policy';
 
@@ -83,9 +84,11 @@ export interface PolicySpec {
   strategies: StrategySpec[];
   hedge?: HedgeSpec;
   failOpenOnStoreError?: boolean;
+  /** The name of a registered result classifier (`'http'` is built in; see `registerResultClassifier`). */
+  classifyResult?: string;
 }
 
-const POLICY_KEYS = ['name', 'strategies', 'hedge', 'failOpenOnStoreError'] as const;
+const POLICY_KEYS = ['name', 'strategies', 'hedge', 'failOpenOnStoreError', 'classifyResult'] as const;
 
 interface StrategyKind {
   readonly keys: readonly string[];
@@ -153,6 +156,15 @@ function buildStrategy(v: OptionsValidator, path: string, entry: unknown): Strat
   const { type: _type, ...options } = entry;
   checkNulls(v, path, options, kind.keys);
   if (type === 'retry') {
+    // A function has no JSON form: refused here rather than passed to the constructor, which would accept it.
+    if (options['delay'] !== undefined) {
+      v.fail(
+        `${path}.delay`,
+        'absent: a delay function cannot be expressed in JSON (set it in code)',
+        options['delay'],
+      );
+      delete options['delay'];
+    }
     if (isRecord(entry['backoff'])) checkNulls(v, `${path}.backoff`, entry['backoff'], BACKOFF_OPTION_KEYS);
     if (isRecord(entry['budget'])) checkNulls(v, `${path}.budget`, entry['budget'], BUDGET_OPTION_KEYS);
   }
@@ -197,6 +209,16 @@ export function policyFromSpec(json: unknown): ResiliencePolicy {
     : raw;
   const hedge = buildHedge(v, o['hedge']);
   const declaredTypes = Array.isArray(raw) ? raw.map(declaredType) : undefined;
+  const classifyResult = o['classifyResult'];
+  if (
+    classifyResult !== undefined &&
+    !(typeof classifyResult === 'string' && namedResultClassifier(classifyResult))
+  )
+    v.fail(
+      'classifyResult',
+      `the name of a registered result classifier (${resultClassifierNames().join(', ')}; a function has no JSON form)`,
+      classifyResult,
+    );
   checkPolicyParts(v, {
     name,
     strategies: built,
@@ -210,6 +232,7 @@ export function policyFromSpec(json: unknown): ResiliencePolicy {
     name: name as string,
     strategies: built as Strategy[],
     hedge,
+    ...(classifyResult === undefined ? {} : { classifyResult: classifyResult as string }),
     ...(o['failOpenOnStoreError'] === undefined
       ? {}
       : { failOpenOnStoreError: o['failOpenOnStoreError'] as boolean }),
@@ -254,6 +277,12 @@ function strategySpec(s: Strategy): StrategySpec {
       }
       return { type: s.type, ...out } as StrategySpec;
     }
+    case 'circuitBreaker': {
+      const out = defined(s.options);
+      // The multiplier means nothing (and is refused) without a cap.
+      if (s.options.maxBreakDuration === undefined) delete out['breakDurationMultiplier'];
+      return { type: s.type, ...out } as StrategySpec;
+    }
     case 'rateLimit': {
       const out = defined(s.options);
       if (s.options.burst === s.options.permits) delete out['burst'];
@@ -283,5 +312,7 @@ export function policyToSpec(policy: ResiliencePolicy): PolicySpec {
     };
   }
   spec.failOpenOnStoreError = policy.failOpenOnStoreError;
+  // A classifier given as a bare function has no JSON form: left out, like the fallback.
+  if (policy.classifyResultName !== undefined) spec.classifyResult = policy.classifyResultName;
   return spec;
 }

@@ -7,6 +7,11 @@ import type { RetryStrategy } from '../strategies/retry-strategy';
 import type { AnyBulkheadStrategy, Strategy } from '../strategies/strategy';
 import type { TimeoutStrategy } from '../strategies/timeout-strategy';
 import { OptionsValidator } from '../validation/options-validator';
+import {
+  namedResultClassifier,
+  resultClassifierNames,
+  type ResultClassifier,
+} from '../errors/classify-result';
 import { checkPolicyParts } from './policy-rules';
 
 export interface ResiliencePolicyOptions {
@@ -20,6 +25,12 @@ export interface ResiliencePolicyOptions {
   hedge?: HedgeStrategy | undefined;
   /** When a store throws: admit the call on local state (true, default) or reject with `resilience_store_unavailable`. */
   failOpenOnStoreError?: boolean;
+  /**
+   * Gives results a verdict (SPEC §14.3): a result classified `{ kind }` is a failure of that kind for every
+   * strategy; `run` still resolves with the last result when the call ends on one. A function, or the name of a
+   * registered one (`'http'` is built in: {@link classifyHttpResponse}) — the form a JSON spec uses.
+   */
+  classifyResult?: ResultClassifier | string | undefined;
 }
 
 /** The options `new ResiliencePolicy` takes; any other key is a violation. @internal */
@@ -29,10 +40,12 @@ export const POLICY_OPTION_KEYS: readonly string[] = [
   'fallback',
   'hedge',
   'failOpenOnStoreError',
+  'classifyResult',
 ];
 
 /** The fields a policy sets from its strategies, which a spread policy (`{ ...policy }`) carries along. */
 const DERIVED_KEYS: readonly string[] = [
+  'classifyResultName',
   'rateLimit',
   'bulkhead',
   'circuitBreaker',
@@ -53,6 +66,10 @@ export class ResiliencePolicy {
   readonly fallback: FallbackStrategy<unknown> | undefined;
   readonly hedge: HedgeStrategy | undefined;
   readonly failOpenOnStoreError: boolean;
+  /** The result classifier, resolved from a name when one was given. */
+  readonly classifyResult: ResultClassifier | undefined;
+  /** The registered name it was given by, if any (what `policyToSpec` writes). */
+  readonly classifyResultName: string | undefined;
   readonly rateLimit: RateLimitStrategy | undefined;
   readonly bulkhead: AnyBulkheadStrategy | undefined;
   readonly circuitBreaker: CircuitBreakerStrategy | undefined;
@@ -75,6 +92,7 @@ export class ResiliencePolicy {
       hedge: o['hedge'],
       failOpenOnStoreError: o['failOpenOnStoreError'],
     });
+    const classifier = resolveClassifier(v, o['classifyResult'], o['classifyResultName']);
     // `{ ...policy, name: 'copy' }` carries the fields a policy sets from its strategies: accepted when they are
     // among the strategies (or absent), refused otherwise (they would do nothing).
     for (const key of DERIVED_KEYS) {
@@ -88,6 +106,8 @@ export class ResiliencePolicy {
     this.fallback = o['fallback'] as FallbackStrategy<unknown> | undefined;
     this.hedge = o['hedge'] as HedgeStrategy | undefined;
     this.failOpenOnStoreError = (o['failOpenOnStoreError'] as boolean | undefined) ?? true;
+    this.classifyResult = classifier.fn;
+    this.classifyResultName = classifier.name;
     let rateLimit: RateLimitStrategy | undefined;
     let bulkhead: AnyBulkheadStrategy | undefined;
     let circuitBreaker: CircuitBreakerStrategy | undefined;
@@ -126,4 +146,30 @@ export class ResiliencePolicy {
     this.timeout = timeout;
     Object.freeze(this);
   }
+}
+
+/** A function, or the name of a registered classifier (a spread policy also carries the name it was given by). */
+function resolveClassifier(
+  v: OptionsValidator,
+  value: unknown,
+  carriedName: unknown,
+): { fn: ResultClassifier | undefined; name: string | undefined } {
+  if (value === undefined) return { fn: undefined, name: undefined };
+  if (typeof value === 'function') {
+    const named = typeof carriedName === 'string' ? namedResultClassifier(carriedName) : undefined;
+    return { fn: value as ResultClassifier, name: named === value ? (carriedName as string) : undefined };
+  }
+  if (typeof value === 'string') {
+    const fn = namedResultClassifier(value);
+    if (fn !== undefined) return { fn, name: value };
+  }
+  const names = resultClassifierNames()
+    .map((n) => `'${n}'`)
+    .join(', ');
+  v.fail(
+    'classifyResult',
+    `a function (result) => verdict | undefined, or a registered name (${names})`,
+    value,
+  );
+  return { fn: undefined, name: undefined };
 }

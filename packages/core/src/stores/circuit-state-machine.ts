@@ -17,6 +17,23 @@ const HALF_OPEN_TO_CLOSED: BreakerTransition = Object.freeze({ from: 'half_open'
 const opened = (from: BreakerState, calls: number, failures: number): BreakerTransition =>
   Object.freeze({ from, to: 'open', failureRatio: failures / calls, calls });
 
+/**
+ * The length of the break in force (SPEC §14.3): `breakDuration` without growing breaks; with them, the stored length
+ * clamped to `[breakDuration, maxBreakDuration]` (a retune may have moved either bound).
+ */
+export function currentBreak(params: BreakerParams, stored: number): number {
+  const max = params.maxBreakDuration;
+  if (max === undefined) return params.breakDuration;
+  return Math.min(max, Math.max(params.breakDuration, stored));
+}
+
+/** The break after a failed half-open period: the current one × the multiplier, capped (1 s, 2 s, 4 s, …). */
+export function nextBreak(params: BreakerParams, stored: number): number {
+  const max = params.maxBreakDuration;
+  if (max === undefined) return params.breakDuration;
+  return Math.min(max, currentBreak(params, stored) * (params.breakDurationMultiplier ?? 2));
+}
+
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type Admitted = Mutable<Extract<BreakerAdmission, { admitted: true }>>;
 type Rejected = Mutable<Extract<BreakerAdmission, { admitted: false }>>;
@@ -24,7 +41,8 @@ type Rejected = Mutable<Extract<BreakerAdmission, { admitted: false }>>;
 /**
  * One circuit breaker as a pure state machine: time only from the `now` argument, no I/O, no timers (SPEC §4, §10,
  * §11.9). A rolling window of calls trips it when `calls ≥ minThroughput` and `failures / calls ≥ failureRatio`; it
- * stays open for `breakDuration`, then the next `acquire` moves it to half-open, which grants exactly
+ * stays open for `breakDuration` (growing per failed half-open period up to `maxBreakDuration` when that is set; a
+ * close resets it), then the next `acquire` moves it to half-open, which grants exactly
  * `halfOpenMaxCalls` probe leases per half-open period. All probes succeeding closes it with a fresh window, any
  * failure re-opens it, a `release` hands a lease back, and a lease that never reports is reclaimed after
  * `breakDuration`. Every state change bumps `generation`; outcomes carrying an older one are ignored.
@@ -41,6 +59,8 @@ export class CircuitStateMachine {
   private state: BreakerState = 'closed';
   private generation = 0;
   private openUntil = 0;
+  /** The length of the current (or last) break while open and half-open; 0 once closed (SPEC §14.3). */
+  private breakLength = 0;
   /** Calls and failures that last opened the breaker (kept while open and half-open; 0 once closed). */
   private openedCalls = 0;
   private openedFailures = 0;
@@ -68,7 +88,7 @@ export class CircuitStateMachine {
 
   /** Every state change goes through here: a new generation makes outcomes of earlier admissions stale. */
   private moveTo(state: BreakerState, openUntil = 0): void {
-    if (state === 'closed') this.openedCalls = this.openedFailures = 0;
+    if (state === 'closed') this.openedCalls = this.openedFailures = this.breakLength = 0;
     this.state = state;
     this.generation++;
     this.leases.length = 0;
@@ -107,8 +127,9 @@ export class CircuitStateMachine {
       return a;
     }
     if (this.state === 'open') {
-      // Open for at most `breakDuration` from now: a clock that stepped back must not stretch the break.
-      if (this.openUntil - now > params.breakDuration) this.openUntil = now + params.breakDuration;
+      // Open for at most the break's length from now: a clock that stepped back must not stretch the break.
+      const length = currentBreak(params, this.breakLength);
+      if (this.openUntil - now > length) this.openUntil = now + length;
       if (now < this.openUntil) return this.#reject(this, 'open', this.openUntil - now, undefined);
       this.moveTo('half_open');
       transition = OPEN_TO_HALF_OPEN;
@@ -149,8 +170,8 @@ export class CircuitStateMachine {
         : { calls: this.openedCalls, failures: this.openedFailures };
     const failureRatio = w.calls === 0 ? 0 : w.failures / w.calls;
     const generation = this.generation;
-    // Open until at most breakDuration from now, as `acquire` reads it after a clock stepped back (no state moves).
-    const retryAfter = Math.min(this.openUntil - now, params.breakDuration);
+    // Open until at most the break's length from now, as `acquire` reads it after a clock stepped back.
+    const retryAfter = Math.min(this.openUntil - now, currentBreak(params, this.breakLength));
     if (this.state === 'open' && retryAfter > 0)
       return { state: 'open', failureRatio, calls: w.calls, generation, retryAfter };
     // An open breaker whose break is over reads as half-open: that is what the next call finds (no state moves).
@@ -187,6 +208,7 @@ export class CircuitStateMachine {
       e.openedCalls = w.calls;
       e.openedFailures = w.failures;
       e.moveTo('open', now + params.breakDuration);
+      e.breakLength = params.breakDuration;
     }
   }
 
@@ -205,7 +227,9 @@ export class CircuitStateMachine {
       e.openedCalls = e.successes + 1;
       e.openedFailures = 1;
       e.recorded.transition = opened('half_open', e.openedCalls, 1);
-      e.moveTo('open', now + params.breakDuration);
+      const length = nextBreak(params, e.breakLength);
+      e.moveTo('open', now + length);
+      e.breakLength = length;
       return;
     }
     e.dropLease(i);

@@ -65,6 +65,13 @@ export interface BreakerParams {
   readonly breakDuration: number;
   /** Probes admitted per half-open period; all must succeed to close. */
   readonly halfOpenMaxCalls: number;
+  /**
+   * Growing breaks (SPEC §14.3), off when absent: each re-open after a failed half-open period lasts the previous
+   * break × `breakDurationMultiplier` (default 2), capped here; a close resets it to `breakDuration`. The store
+   * keeps the current break length with the state, so every replica of a fleet waits the same break.
+   */
+  readonly maxBreakDuration?: number;
+  readonly breakDurationMultiplier?: number;
 }
 
 /** Number of time buckets of the rolling breaker window (each `samplingWindow / 10` ms). */

@@ -5,7 +5,13 @@ import type { ResolvedQueueOptions } from './types';
 /** Default CoDel interval (Fail at Scale / Nichols & Jacobson: 100 ms). */
 export const DEFAULT_QUEUE_INTERVAL = 100;
 
-const QUEUE_OPTION_NAMES = ['queueTarget', 'queueInterval', 'queueAdaptiveLifo', 'prioritized'] as const;
+const QUEUE_OPTION_NAMES = [
+  'queueTarget',
+  'queueInterval',
+  'queueAdaptiveLifo',
+  'prioritized',
+  'maxWait',
+] as const;
 
 /** The queue options every bulkhead takes. @internal */
 export const QUEUE_OPTION_KEYS: readonly string[] = ['maxQueue', ...QUEUE_OPTION_NAMES];
@@ -25,15 +31,17 @@ export function resolveQueueOptions(
   const queueInterval = v.optionalDuration('queueInterval', o['queueInterval'], true, DEFAULT_QUEUE_INTERVAL);
   const queueAdaptiveLifo = v.boolean('queueAdaptiveLifo', o['queueAdaptiveLifo'], false);
   const prioritized = v.boolean('prioritized', o['prioritized'], false);
+  const maxWait = v.optionalDuration('maxWait', o['maxWait'], true);
   if (maxQueue === 0) {
     // A value equal to the default changes nothing and is accepted: a strategy's resolved `options` spread into
     // a new one (`{ ...s.options, maxConcurrency: 8 }`) carries every default.
-    const resolved = { queueTarget, queueInterval, queueAdaptiveLifo, prioritized };
+    const resolved = { queueTarget, queueInterval, queueAdaptiveLifo, prioritized, maxWait };
     const defaults = {
       queueTarget: undefined,
       queueInterval: DEFAULT_QUEUE_INTERVAL,
       queueAdaptiveLifo: false,
       prioritized: false,
+      maxWait: undefined,
     };
     for (const name of QUEUE_OPTION_NAMES)
       if (o[name] !== undefined && resolved[name] !== defaults[name])
@@ -41,7 +49,7 @@ export function resolveQueueOptions(
   }
   if (queueTarget !== undefined && queueTarget >= queueInterval)
     v.fail('queueTarget', `< queueInterval (${queueInterval} ms)`, o['queueTarget']);
-  return { maxQueue, queueTarget, queueInterval, queueAdaptiveLifo, prioritized };
+  return { maxQueue, queueTarget, queueInterval, queueAdaptiveLifo, prioritized, maxWait };
 }
 
 /** Checks `1 ≤ minConcurrency ≤ maxConcurrency` once both are valid. @internal */

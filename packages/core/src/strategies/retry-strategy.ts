@@ -17,13 +17,24 @@ export interface RetryOptions {
   /** Kinds worth another attempt; only retryable kinds are allowed. Default `['infrastructure']`. */
   retryOn?: readonly RetryableKind[];
   budget?: RetryBudget | RetryBudgetOptions;
+  /**
+   * A custom delay (ms) before the retry that follows failed attempt `attempt` (1 for the first retry): a number
+   * wins over `backoff`, `undefined` leaves it to `backoff`. `Infinity` ends the retries with the real error. A
+   * negative, NaN or non-number answer, or a throw, fails the call with `internal` / `callback_failed` (a bug made
+   * visible, not a retry storm). Code only: a JSON spec cannot carry it.
+   */
+  delay?: RetryDelay;
 }
+
+/** See {@link RetryOptions.delay}. */
+export type RetryDelay = (attempt: number, error: unknown) => number | undefined;
 
 export interface ResolvedRetryOptions {
   readonly maxAttempts: number;
   readonly backoff: BackoffStrategy;
   readonly retryOn: readonly RetryableKind[];
   readonly budget: RetryBudget | undefined;
+  readonly delay: RetryDelay | undefined;
 }
 
 /** The default backoff: 100 ms doubling up to 10 s, decorrelated jitter. */
@@ -31,7 +42,7 @@ export const DEFAULT_BACKOFF = new BackoffStrategy({ base: '100ms', max: '10s' }
 const DEFAULT_RETRY_ON: readonly RetryableKind[] = Object.freeze(['infrastructure']);
 
 /** The options `retry` takes (a JSON spec's keys for it too); any other key is a violation. @internal */
-export const RETRY_OPTION_KEYS: readonly string[] = ['maxAttempts', 'backoff', 'retryOn', 'budget'];
+export const RETRY_OPTION_KEYS: readonly string[] = ['maxAttempts', 'backoff', 'retryOn', 'budget', 'delay'];
 
 /**
  * Retry (SPEC §4): up to `maxAttempts` attempts on errors whose kind is in `retryOn`, sleeping `backoff` between
@@ -52,6 +63,7 @@ export class RetryStrategy {
       backoff: resolveBackoff(v, o['backoff']),
       retryOn: resolveRetryOn(v, o['retryOn']),
       budget: resolveBudget(v, 'budget', o['budget']),
+      delay: resolveDelay(v, o['delay']),
     });
     v.throwIfInvalid();
     Object.freeze(this);
@@ -85,4 +97,16 @@ function resolveRetryOn(v: OptionsValidator, value: unknown): readonly Retryable
       v.fail(`retryOn[${i}]`, `one of ${allowed}`, kind);
   });
   return Object.freeze(value.slice() as RetryableKind[]);
+}
+
+function resolveDelay(v: OptionsValidator, value: unknown): RetryDelay | undefined {
+  if (value === undefined) return undefined;
+  return v.check(
+    typeof value === 'function',
+    'delay',
+    'a function (attempt, error) => number | undefined',
+    value,
+  )
+    ? (value as RetryDelay)
+    : undefined;
 }

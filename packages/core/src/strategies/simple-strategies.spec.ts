@@ -60,6 +60,8 @@ describe('CircuitBreakerStrategy', () => {
       minThroughput: 5,
       breakDuration: 30_000,
       halfOpenMaxCalls: 1,
+      maxBreakDuration: undefined,
+      breakDurationMultiplier: 2,
     });
   });
 

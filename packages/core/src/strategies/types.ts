@@ -38,6 +38,11 @@ export interface QueueOptions {
   queueInterval?: Duration;
   queueAdaptiveLifo?: boolean;
   prioritized?: boolean;
+  /**
+   * The longest a waiter stays parked (> 0): one still waiting then fails with `infrastructure` /
+   * `bulkhead_queue_timeout`. A hard bound per call, where CoDel's `queueTarget` sheds only under congestion.
+   */
+  maxWait?: Duration;
 }
 export interface ResolvedQueueOptions {
   readonly maxQueue: number;
@@ -45,6 +50,8 @@ export interface ResolvedQueueOptions {
   readonly queueInterval: number;
   readonly queueAdaptiveLifo: boolean;
   readonly prioritized: boolean;
+  /** Optional here so hand-built resolved options (tests, the simulator) need not spell it out. */
+  readonly maxWait?: number | undefined;
 }
 
 // --- bulkheads ------------------------------------------------------------------------------------------------------
@@ -119,6 +126,13 @@ export interface CircuitBreakerOptions {
   minThroughput: number;
   breakDuration: Duration;
   halfOpenMaxCalls?: number;
+  /**
+   * When set (≥ breakDuration), breaks grow: each re-open after a failed half-open period lasts the previous break ×
+   * `breakDurationMultiplier`, capped here (1 s, 2 s, 4 s, …); a close resets it to `breakDuration`.
+   */
+  maxBreakDuration?: Duration | undefined;
+  /** ≥ 1, default 2; only with `maxBreakDuration`. */
+  breakDurationMultiplier?: number;
 }
 export interface ResolvedCircuitBreakerOptions {
   readonly failureRatio: number;
@@ -126,6 +140,8 @@ export interface ResolvedCircuitBreakerOptions {
   readonly minThroughput: number;
   readonly breakDuration: number;
   readonly halfOpenMaxCalls: number;
+  readonly maxBreakDuration: number | undefined;
+  readonly breakDurationMultiplier: number;
 }
 
 export interface AdaptiveThrottleOptions {

@@ -38,7 +38,7 @@ describe('strategy constructors refuse options they do not take', () => {
       {
         path: 'halfOpenMaxcalls',
         constraint:
-          'a known circuitBreaker option (failureRatio, samplingWindow, minThroughput, breakDuration, halfOpenMaxCalls)',
+          'a known circuitBreaker option (failureRatio, samplingWindow, minThroughput, breakDuration, halfOpenMaxCalls, maxBreakDuration, breakDurationMultiplier)',
         value: 5,
       },
     ]);
@@ -50,7 +50,11 @@ describe('strategy constructors refuse options they do not take', () => {
   it('every strategy and nested options object checks its keys, reporting them with its other violations', () => {
     const cases: [string, () => unknown, string][] = [
       ['rateLimit', () => new RateLimitStrategy({ permits: 1, per: '1s', burts: 2 } as never), 'burts'],
-      ['bulkhead', () => new BulkheadStrategy({ maxConcurrency: 1, maxWait: 100 } as never), 'maxWait'],
+      [
+        'bulkhead',
+        () => new BulkheadStrategy({ maxConcurrency: 1, queueTimeout: 100 } as never),
+        'queueTimeout',
+      ],
       [
         'adaptiveBulkhead',
         () =>
@@ -131,7 +135,7 @@ describe('strategy constructors refuse options they do not take', () => {
         {
           path: 'hedgee',
           constraint:
-            'a known ResiliencePolicy option (name, strategies, fallback, hedge, failOpenOnStoreError)',
+            'a known ResiliencePolicy option (name, strategies, fallback, hedge, failOpenOnStoreError, classifyResult)',
           value: 1,
         },
       ],

@@ -8,7 +8,8 @@ import { luaScript } from '../redis-script-runner';
  * State hash fields: s = state, g = generation, ou = open until (ms), hs = probe successes this half-open period,
  * ls = lease sequence, sw = samplingWindow the buckets were made for, h = newest absolute bucket index,
  * tc/tf = calls/failures in the window, c0..c9/f0..f9 = per-bucket counts (slot = bucket index mod 10),
- * oc/of = calls/failures that last opened the breaker (kept while open and half-open, gone once closed).
+ * oc/of = calls/failures that last opened the breaker (kept while open and half-open, gone once closed),
+ * bl = length of the current break (growing breaks, SPEC §14.3; kept while open and half-open, gone once closed).
  * Lease hash: lease id → expiry (ms). Fractional numbers go out as strings: Redis truncates Lua numbers in replies.
  * The arithmetic mirrors core's RollingWindow and InMemoryCircuitBreakerStore exactly.
  */
@@ -73,13 +74,23 @@ local function reclaimLeases(now, bd)
   end
   return held, soonest
 end
--- oc/of: the calls and failures that opened the breaker, kept into half-open (dropped on close).
-local function moveTo(state, g, ou, ttl, oc, of)
+-- The break in force: breakDuration without growing breaks, else the stored length clamped to [bd, mbd]; and the
+-- next one after a failed half-open period (× the multiplier, capped). As core's currentBreak / nextBreak.
+local function currentBreak(bl, bd, mbd)
+  if mbd == nil then return bd end
+  return math.min(mbd, math.max(bd, bl or 0))
+end
+local function nextBreak(bl, bd, mbd, mult)
+  if mbd == nil then return bd end
+  return math.min(mbd, currentBreak(bl, bd, mbd) * mult)
+end
+-- oc/of: the calls and failures that opened the breaker, kept into half-open (dropped on close); bl likewise.
+local function moveTo(state, g, ou, ttl, oc, of, bl)
   redis.call('DEL', K, L)
   if state == 'open' then
-    redis.call('HSET', K, 's', state, 'g', g, 'ou', fmt(ou), 'oc', oc, 'of', of)
+    redis.call('HSET', K, 's', state, 'g', g, 'ou', fmt(ou), 'oc', oc, 'of', of, 'bl', fmt(bl))
   elseif state == 'half_open' then
-    redis.call('HSET', K, 's', state, 'g', g, 'oc', oc, 'of', of)
+    redis.call('HSET', K, 's', state, 'g', g, 'oc', oc, 'of', of, 'bl', bl)
   else
     redis.call('HSET', K, 's', state, 'g', g)
   end
@@ -87,28 +98,33 @@ local function moveTo(state, g, ou, ttl, oc, of)
 end
 `;
 
-/** ARGV: now, breakDuration, halfOpenMaxCalls, ttl → {admitted, state, generation, lease, retryAfter, from}. */
+/**
+ * ARGV: now, breakDuration, halfOpenMaxCalls, ttl, maxBreakDuration ('' = none) → {admitted, state, generation,
+ * lease, retryAfter, from}.
+ */
 export const BREAKER_ACQUIRE = luaScript(
   'breaker-acquire',
   `${PRELUDE}
 local now, bd, hmax, ttl = clock(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local st = redis.call('HMGET', K, 's', 'g', 'ou', 'hs', 'oc', 'of')
+local mbd = tonumber(ARGV[5])
+local st = redis.call('HMGET', K, 's', 'g', 'ou', 'hs', 'oc', 'of', 'bl')
 local s, g = st[1] or 'closed', tonumber(st[2] or '0')
 if s == 'closed' then return {1, 'closed', g, '', '0', ''} end
 local from = ''
 local hs = tonumber(st[4] or '0')
 if s == 'open' then
   local ou = tonumber(st[3])
-  -- TIME is a wall clock: after it steps back, the break still ends at most breakDuration from now
-  if ou - now > bd then
-    ou = now + bd
+  -- TIME is a wall clock: after it steps back, the break still ends at most its length from now
+  local len = currentBreak(tonumber(st[7]), bd, mbd)
+  if ou - now > len then
+    ou = now + len
     redis.call('HSET', K, 'ou', fmt(ou))
   end
   if now < ou then return {0, 'open', g, '', fmt(ou - now), ''} end
   g = g + 1
   hs = 0
   from = 'open'
-  moveTo('half_open', g, 0, ttl, st[5] or 0, st[6] or 0)
+  moveTo('half_open', g, 0, ttl, st[5] or 0, st[6] or 0, st[7] or 0)
 end
 local held, soonest = reclaimLeases(now, bd)
 if held + hs >= hmax then
@@ -127,7 +143,7 @@ return {1, 'half_open', g, lease, '0', from}
 
 /**
  * ARGV: now, samplingWindow, minThroughput, failureRatio, breakDuration, halfOpenMaxCalls, ttl, generation, lease,
- * outcome → {state, from} or, when this outcome opened the breaker, {'open', from, calls, failures} of what opened it.
+ * outcome, maxBreakDuration ('' = none), breakDurationMultiplier → {state, from} or, when this outcome opened the breaker, {'open', from, calls, failures} of what opened it.
  */
 export const BREAKER_RECORD = luaScript(
   'breaker-record',
@@ -135,6 +151,7 @@ export const BREAKER_RECORD = luaScript(
 local now, sw, minT, ratio = clock(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local bd, hmax, ttl = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local pg, lease, outcome = tonumber(ARGV[8]), ARGV[9], ARGV[10]
+local mbd, mult = tonumber(ARGV[11]), tonumber(ARGV[12])
 local st = redis.call('HMGET', K, 's', 'g', 'sw', 'h', 'tc', 'tf')
 local s, g = st[1] or 'closed', tonumber(st[2] or '0')
 if pg ~= g or s == 'open' then return {s, ''} end
@@ -144,7 +161,8 @@ if s == 'half_open' then
   if outcome == 'failure' then
     -- what opens it again: the probes that reported this half-open period (successes, then this failure)
     local calls = tonumber(redis.call('HGET', K, 'hs') or '0') + 1
-    moveTo('open', g + 1, now + bd, ttl, calls, 1)
+    local len = nextBreak(tonumber(redis.call('HGET', K, 'bl')), bd, mbd, mult)
+    moveTo('open', g + 1, now + len, ttl, calls, 1, len)
     return {'open', 'half_open', calls, 1}
   end
   redis.call('HDEL', L, lease)
@@ -236,7 +254,7 @@ end
 put('tc', tc)
 put('tf', tf)
 if tf > 0 and tc >= minT and tf / tc >= ratio then
-  moveTo('open', g + 1, now + bd, ttl, tc, tf)
+  moveTo('open', g + 1, now + bd, ttl, tc, tf, bd)
   return {'open', 'closed', tc, tf}
 end
 redis.call('HSET', K, unpack(out))
@@ -246,22 +264,23 @@ return {s, ''}
 );
 
 /**
- * Read-only (an open breaker past its break reads half-open). ARGV: now, samplingWindow, breakDuration →
- * {state, generation, calls, failures, retryAfter}: closed, the window at now; open and half-open, what opened it
- * (oc/of); retryAfter ('' unless open) = ms until the break ends, at most breakDuration, as acquire reads it.
+ * Read-only (an open breaker past its break reads half-open). ARGV: now, samplingWindow, breakDuration,
+ * maxBreakDuration ('' = none) → {state, generation, calls, failures, retryAfter}: closed, the window at now; open and
+ * half-open, what opened it (oc/of); retryAfter ('' unless open) = ms until the break ends, at most the break's
+ * length, as acquire reads it.
  */
 export const BREAKER_INSPECT = luaScript(
   'breaker-inspect',
   `${PRELUDE}
-local now, sw, bd = clock(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local fields = {'s', 'g', 'sw', 'h', 'ou', 'oc', 'of'}
+local now, sw, bd, mbd = clock(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local fields = {'s', 'g', 'sw', 'h', 'ou', 'oc', 'of', 'bl'}
 for _, name in ipairs(bucketNames()) do fields[#fields + 1] = name end
 local v = redis.call('HMGET', K, unpack(fields))
 local s, g, h = v[1] or 'closed', tonumber(v[2] or '0'), tonumber(v[4])
 if s ~= 'closed' then
   local oc, of = tonumber(v[6] or '0'), tonumber(v[7] or '0')
   if s == 'open' then
-    local wait = math.min(tonumber(v[5] or '0') - now, bd)
+    local wait = math.min(tonumber(v[5] or '0') - now, currentBreak(tonumber(v[8]), bd, mbd))
     if wait > 0 then return {s, g, oc, of, fmt(wait)} end
     s = 'half_open'
   end
@@ -270,8 +289,8 @@ end
 if h == nil then return {s, g, 0, 0, ''} end
 local c, f = {}, {}
 for i = 0, B - 1 do
-  c[i] = tonumber(v[8 + i] or '0')
-  f[i] = tonumber(v[8 + B + i] or '0')
+  c[i] = tonumber(v[9 + i] or '0')
+  f[i] = tonumber(v[9 + B + i] or '0')
 end
 local osw = tonumber(v[3])
 if osw ~= sw then h, c, f = rescale(h, osw, sw, c, f) end

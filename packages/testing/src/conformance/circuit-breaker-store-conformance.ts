@@ -1,5 +1,6 @@
 import { BASE, admit, calls, params, toHalfOpen } from './circuit-breaker-conformance-kit';
 import { describeBreakerTripDetails } from './circuit-breaker-trip-conformance';
+import { describeGrowingBreaks } from './circuit-breaker-growing-break-conformance';
 import { useBench, type ConformanceOptions, type StoreSetup } from './harness';
 import type { CircuitBreakerStoreShape } from './store-shapes';
 
@@ -391,5 +392,6 @@ export function describeCircuitBreakerStoreConformance(
     });
 
     describeBreakerTripDetails(bench);
+    describeGrowingBreaks(bench);
   });
 }

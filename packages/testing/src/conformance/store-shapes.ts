@@ -20,6 +20,9 @@ export interface BreakerParamsShape {
   readonly minThroughput: number;
   readonly breakDuration: number;
   readonly halfOpenMaxCalls: number;
+  /** Growing breaks (optional in the port): the cap, and the factor per failed half-open period (default 2). */
+  readonly maxBreakDuration?: number;
+  readonly breakDurationMultiplier?: number;
 }
 
 export interface BreakerTransitionShape {
