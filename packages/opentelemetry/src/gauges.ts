@@ -7,7 +7,7 @@ import { BreakerStateValue, MetricName } from './metric-names';
 type Snapshots = readonly ResilienceStateSnapshot[];
 type Waiter = (snapshots: Snapshots | undefined) => void;
 
-/** The six state gauges of SPEC §8, fed by one batch callback. */
+/** The six state gauges of SPEC §8 and the control plane's overrides gauge (SPEC §14.1), fed by one batch callback. */
 export interface StateGauges {
   /** Feeds the local fallback (breaker transitions, adaptive limits). */
   onEvent(event: ResilienceEvent): void;
@@ -58,7 +58,14 @@ export function createStateGauges(
     description: 'Adaptive throttle (Google SRE) client-side rejection probability.',
     unit: '1',
   });
+  const controlOverrides = meter.createObservableGauge(MetricName.CONTROL_OVERRIDES, {
+    description:
+      'Standing operator overrides on this replica, per policy: keys forced open (a policy-wide force-open counts each key it refuses), plus 1 when the policy runs a fleet retune (version > 0).',
+    unit: '{override}',
+    valueType: ValueType.INT,
+  });
   const gauges: Observable[] = [
+    controlOverrides,
     breakerState,
     bulkheadLimit,
     bulkheadInUse,
@@ -83,6 +90,16 @@ export function createStateGauges(
     if (s.throttleRejectionProbability !== undefined) {
       result.observe(throttleProbability, s.throttleRejectionProbability, a);
     }
+  };
+
+  /** One series per policy that has state: how many overrides stand on it here (0 when none). */
+  const observeOverrides = (result: BatchObservableResult, snapshots: Snapshots): void => {
+    const perPolicy = new Map<string, number>();
+    for (const s of snapshots) {
+      const base = perPolicy.get(s.policy) ?? (s.version > 0 ? 1 : 0);
+      perPolicy.set(s.policy, base + (s.forcedOpen ? 1 : 0));
+    }
+    for (const [policy, n] of perPolicy) result.observe(controlOverrides, n, attrs.base(policy, undefined));
   };
 
   const observeLocal = (result: BatchObservableResult): void => {
@@ -143,6 +160,7 @@ export function createStateGauges(
         if (degraded) diag.info('@ballast/opentelemetry: admin.inspect() answers in time again');
         degraded = false;
         for (const s of snapshots) observeSnapshot(result, s);
+        observeOverrides(result, snapshots);
         return;
       }
       if (!degraded) {

@@ -8,7 +8,7 @@ import {
 import { ValueType, createNoopMeter, type Meter } from '@opentelemetry/api';
 import { AttributeTable } from './attribute-table';
 import { createStateGauges } from './gauges';
-import { CALL_DURATION_BUCKETS, MetricName } from './metric-names';
+import { AttributeKey, CALL_DURATION_BUCKETS, MetricName } from './metric-names';
 import { resolveInstrumentOptions, type InstrumentResilienceOptions } from './options';
 
 export type { InstrumentResilienceOptions } from './options';
@@ -96,6 +96,12 @@ export function instrumentResilience(
     valueType: ValueType.INT,
   });
 
+  const controlApplied = meter.createCounter(MetricName.CONTROL_APPLIED, {
+    description: 'Operator changes this replica applied (SPEC §14.1), by action and scope (fleet or local).',
+    unit: '{change}',
+    valueType: ValueType.INT,
+  });
+
   const gauges = createStateGauges(meter, attrs, resilience.admin, gaugeTimeout);
 
   const onEvent = (event: ResilienceEvent): void => {
@@ -121,6 +127,14 @@ export function instrumentResilience(
         return;
       case 'store_degraded':
         storeDegraded.add(1, attrs.store(event.policy, event.route, event.store));
+        return;
+      case 'control_applied':
+        // Rare (operator actions): attributes built per event, not cached.
+        controlApplied.add(1, {
+          ...attrs.base(event.policy, event.route),
+          [AttributeKey.ACTION]: event.action,
+          [AttributeKey.SCOPE]: event.scope,
+        });
         return;
       case 'breaker_state':
       case 'bulkhead_limit':

@@ -5,6 +5,7 @@ const snap = (route: string, extra: Partial<ResilienceStateSnapshot> = {}): Resi
   policy: 'p',
   route,
   forcedOpen: false,
+  version: 0,
   ...extra,
 });
 const closed = { state: 'closed', failureRatio: 0, calls: 0 } as const;

@@ -16,6 +16,8 @@ export const MetricName = Object.freeze({
   BULKHEAD_WAITING: 'ballast.bulkhead.waiting',
   HEDGE_DELAY: 'ballast.hedge.delay',
   THROTTLE_REJECTION_PROBABILITY: 'ballast.throttle.rejection_probability',
+  CONTROL_OVERRIDES: 'ballast.control.overrides',
+  CONTROL_APPLIED: 'ballast.control.applied',
 } as const);
 
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
@@ -27,6 +29,8 @@ export const AttributeKey = Object.freeze({
   OUTCOME: 'ballast.outcome',
   CODE: 'ballast.code',
   STORE: 'ballast.store',
+  ACTION: 'ballast.action',
+  SCOPE: 'ballast.scope',
 } as const);
 
 /** `ballast.breaker.state` values: ordered by severity, so `max()` across routes is the worst breaker. */
@@ -57,6 +61,8 @@ export const PROMETHEUS_NAMES: Readonly<Record<MetricName, readonly string[]>> =
   [MetricName.BULKHEAD_WAITING]: ['ballast_bulkhead_waiting'],
   [MetricName.HEDGE_DELAY]: ['ballast_hedge_delay'],
   [MetricName.THROTTLE_REJECTION_PROBABILITY]: ['ballast_throttle_rejection_probability'],
+  [MetricName.CONTROL_OVERRIDES]: ['ballast_control_overrides'],
+  [MetricName.CONTROL_APPLIED]: ['ballast_control_applied_total'],
 });
 
 /**

@@ -133,6 +133,8 @@ async function scenarioScrape(): Promise<string> {
         resilience.run(() => Promise.reject(infraError()), { policy: 'search' }),
       ).rejects.toThrow();
     }
+    // An operator action: ballast.control.applied (and a non-zero ballast.control.overrides).
+    await resilience.admin.forceOpen('search', undefined, { reason: 'drill' });
     return await scrape(exporter);
   } finally {
     dispose();

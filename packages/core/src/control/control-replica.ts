@@ -173,8 +173,10 @@ export class ControlReplica {
         await resetBreakerHere(this.host.engine, pr, change.route, true);
       else if (policy !== undefined) {
         // The writer keeps the very policy it was given (its functions included); others rebuild it from the spec.
+        // An in-process store notifies synchronously: the spec's copy may already be in, with its event.
+        const applied = this.host.version(change.policy) >= result.version!;
         this.host.replace(policy, result.version!);
-        this.#emit('retune', change.policy, undefined, 'fleet', undefined, result.version);
+        if (!applied) this.#emit('retune', change.policy, undefined, 'fleet', undefined, result.version);
       } else this.#retune(change.policy, change.spec, result.version!);
     }
     await this.sync();
