@@ -166,7 +166,9 @@ describe('demo fleet on Redis (two replicas, real HTTP)', () => {
       .send(spec(7))
       .expect(409);
     expect(stale.body).toMatchObject({ code: 'version_conflict', version: 1 });
-    await withinASecond(async () => b.get(Resilience).policy('public-api')?.rateLimit?.options.permits === 50);
+    await withinASecond(
+      async () => b.get(Resilience).policy('public-api')?.rateLimit?.options.permits === 50,
+    );
     await http(b)
       .put('/resilience/policies/public-api')
       .set(auth)

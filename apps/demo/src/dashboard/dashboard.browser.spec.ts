@@ -95,6 +95,11 @@ describe('the dashboard in a browser (demo app, Chromium)', () => {
       await row(policy).waitFor();
     expect(page.url()).toBe(`${base}/resilience/ui`);
     expect(await page.evaluate("sessionStorage.getItem('ballast.dashboard.token')")).toBe(TOKEN);
+    // The replicas of the control plane (this demo alone: an in-memory control store), with what each applied.
+    await page.locator('#replicas-title', { hasText: 'Replicas (1)' }).waitFor();
+    expect(await page.locator('section.replicas li').first().textContent()).toMatch(
+      /^\S+ · control version \d+ · seen \d+ s ago$/,
+    );
   });
 
   it('shows a breaker tripped through the backend knob as open within 2 s, and closed after recovery', async () => {
