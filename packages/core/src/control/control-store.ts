@@ -8,7 +8,8 @@
  *
  * Methods may answer synchronously (in-memory) or with a Promise (remote), as the other store ports do.
  */
-import type { MaybePromise } from '../stores/ports';
+/** As in the other store ports (`stores/ports.ts`, which imports this file: not the other way round). */
+type MaybePromise<T> = T | Promise<T>;
 
 /** What an operator did: the admin method's name (SPEC §14.1). */
 export type ControlAction =
