@@ -111,6 +111,8 @@ describe.each(['express', 'fastify'] as const)('demo GET /metrics (%s)', (platfo
 
     for (let i = 0; i < 3; i++) await request(server).get('/work/orders').expect(200);
     for (let i = 0; i < 6; i++) await request(server).get('/work/search').expect(200);
+    // An operator action, for ballast.control.applied.
+    await app.get(Resilience).admin.forceOpen('search', 'elsewhere', { scope: 'local' });
 
     const res = await request(server).get('/metrics').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
