@@ -61,7 +61,7 @@ resilience.on((e) => {
   if (e.type === 'control_applied') applied.push(e);
 });
 
-const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
+const { send, serve } = require('./child-protocol.cjs');
 const errorOf = (e) => ({ kind: e && e.kind, code: e && e.code, message: String(e && e.message) });
 
 /** One call: 'ok' or the rejection's code. */
@@ -109,22 +109,7 @@ async function handle(msg) {
   }
 }
 
-let buffered = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  buffered += chunk;
-  let nl;
-  while ((nl = buffered.indexOf('\n')) >= 0) {
-    const line = buffered.slice(0, nl);
-    buffered = buffered.slice(nl + 1);
-    if (line.trim() === '') continue;
-    const msg = JSON.parse(line);
-    handle(msg).then(
-      (result) => send({ id: msg.id, result }),
-      (error) => send({ id: msg.id, error: String(error && error.stack ? error.stack : error) }),
-    );
-  }
-});
+serve(handle);
 
 // The first calls of this replica's life, made before it has read anything from the store.
 Promise.all((options.probes ?? []).map(call)).then(

@@ -20,7 +20,7 @@ const stores = {
   rl: redisRateLimitStore(client, options),
   dd: redisLatencyDigestStore(client, options),
 };
-const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
+const { send, serve } = require('./child-protocol.cjs');
 const keyOf = (k) => stateKey(k.policy, k.route ?? undefined);
 
 /** Fires waves of concurrent acquires for `duration` ms; reports the probe leases this replica won. */
@@ -104,22 +104,7 @@ async function handle(msg) {
   }
 }
 
-let buffered = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  buffered += chunk;
-  let nl;
-  while ((nl = buffered.indexOf('\n')) >= 0) {
-    const line = buffered.slice(0, nl);
-    buffered = buffered.slice(nl + 1);
-    if (line.trim() === '') continue;
-    const msg = JSON.parse(line);
-    handle(msg).then(
-      (result) => send({ id: msg.id, result }),
-      (error) => send({ id: msg.id, error: String(error && error.stack ? error.stack : error) }),
-    );
-  }
-});
+serve(handle);
 client.ping().then(
   () => send({ ready: true }),
   (error) => send({ ready: false, error: String(error) }),

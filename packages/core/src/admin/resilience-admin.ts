@@ -6,7 +6,8 @@ import type { KeyState, PolicyRuntime } from '../executor/policy-runtime';
 import type { StoreName } from '../events';
 import type { ResilienceAdmin } from '../resilience-types';
 import { formatValue } from '../validation/options-validator';
-import { versionConflict, type ControlReplica } from '../control/control-replica';
+import type { ControlReplica } from '../control/control-replica';
+import { versionConflict } from '../control/control-errors';
 import type { AuditEntry, ControlChange, ReplicaRecord } from '../control/control-store';
 import {
   checkAdminCall,

@@ -1,8 +1,9 @@
 import type { Engine } from '../executor/engine';
 import type { PolicyRuntime } from '../executor/policy-runtime';
-import { ErrorCode, ResilienceError, isResilienceError } from '../errors/resilience-error';
 import { policyFromSpec } from '../policy/policy-spec';
 import type { ResiliencePolicy } from '../policy/resilience-policy';
+import { storeUnavailable, versionConflict } from './control-errors';
+import { LocalExpiries } from './local-expiry';
 import { stateKey } from '../stores/ports';
 import type { TimerHandle } from '../time/clock';
 import { clearForcedHere, forceOpenHere, resetBreakerHere } from '../admin/local-operations';
@@ -32,31 +33,6 @@ interface AppliedForce {
   timer: TimerHandle | undefined;
 }
 
-/** Wraps a failure of the control store as the error fleet writes answer with (HTTP 503). */
-export function storeUnavailable(operation: string, cause: unknown): ResilienceError {
-  if (isResilienceError(cause) && cause.code === ErrorCode.STORE_UNAVAILABLE) return cause;
-  return new ResilienceError({
-    kind: 'infrastructure',
-    code: ErrorCode.STORE_UNAVAILABLE,
-    message: `The control store did not answer admin.${operation}(): nothing was changed`,
-    cause,
-  });
-}
-
-/** A compare-and-set retune whose `ifVersion` is not the policy's version (HTTP 409). */
-export function versionConflict(
-  policy: string,
-  version: number,
-  wanted: number | undefined,
-): ResilienceError {
-  return new ResilienceError({
-    kind: 'conflict',
-    code: ErrorCode.VERSION_CONFLICT,
-    message: `Policy '${policy}' is at version ${version}, not ${String(wanted)}: nothing was changed`,
-    details: { policy, version },
-  });
-}
-
 /**
  * One replica's side of the fleet control plane (SPEC §14.1). It makes this `Resilience` match the store's standing
  * overrides: on start (before the first call), on every notice, and on a periodic reconcile that repairs a notice
@@ -68,8 +44,7 @@ export class ControlReplica {
   /** The store `seq` this replica has applied; -1 before the first read. */
   #seq = -1;
   readonly #forced = new Map<string, AppliedForce>();
-  /** Expiry timers of local-scope force-opens with a ttl, by key id. */
-  readonly #localExpiry = new Map<string, TimerHandle>();
+  readonly #localExpiry: LocalExpiries;
   #subscription: ControlSubscription | undefined;
   #subscribing = false;
   #syncing: Promise<void> | undefined;
@@ -87,6 +62,7 @@ export class ControlReplica {
     startedAt: number,
   ) {
     this.info = { id, startedAt };
+    this.#localExpiry = new LocalExpiries(host.engine.clock);
   }
 
   get seq(): number {
@@ -185,30 +161,17 @@ export class ControlReplica {
 
   /** A local-scope force-open with a ttl clears itself here when it ends. */
   expireLocally(policy: string, route: string | undefined, ttl: number): void {
-    const id = stateKey(policy, route).id;
-    const clock = this.host.engine.clock;
-    const old = this.#localExpiry.get(id);
-    if (old !== undefined) clock.clearTimeout(old);
-    this.#localExpiry.set(
-      id,
-      clock.setTimeout(() => {
-        this.#localExpiry.delete(id);
-        const pr = this.host.runtime(policy);
-        if (pr === undefined) return;
-        clearForcedHere(pr, route);
-        this.#emit('clearForcedOpen', policy, route, 'local', true);
-      }, ttl),
-    );
+    this.#localExpiry.arm(policy, route, ttl, () => {
+      const pr = this.host.runtime(policy);
+      if (pr === undefined) return;
+      clearForcedHere(pr, route);
+      this.#emit('clearForcedOpen', policy, route, 'local', true);
+    });
   }
 
   /** A local clear also drops a pending local expiry. */
   forgetLocalExpiry(policy: string, route: string | undefined): void {
-    const base = stateKey(policy, route).id;
-    for (const [id, timer] of this.#localExpiry)
-      if (id === base || (route === undefined && id.startsWith(`${base}|`))) {
-        this.host.engine.clock.clearTimeout(timer);
-        this.#localExpiry.delete(id);
-      }
+    this.#localExpiry.forget(policy, route);
   }
 
   /** Stops timers and the subscription, and leaves the replica list. After it, no timer of this replica runs. */
@@ -219,7 +182,6 @@ export class ControlReplica {
     if (this.#reconcileTimer !== undefined) clock.clearTimeout(this.#reconcileTimer);
     if (this.#heartbeatTimer !== undefined) clock.clearTimeout(this.#heartbeatTimer);
     for (const f of this.#forced.values()) if (f.timer !== undefined) clock.clearTimeout(f.timer);
-    for (const t of this.#localExpiry.values()) clock.clearTimeout(t);
     this.#localExpiry.clear();
     const sub = this.#subscription;
     this.#subscription = undefined;
@@ -442,3 +404,5 @@ export class ControlReplica {
 function ttlOf(change: ControlChange): { remaining?: number } {
   return change.action === 'forceOpen' && change.ttl !== undefined ? { remaining: change.ttl } : {};
 }
+
+export { storeUnavailable, versionConflict } from './control-errors';
