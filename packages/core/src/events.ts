@@ -14,6 +14,14 @@ interface EventBase {
 }
 
 /**
+ * On the events of a decision: `true` when the policy runs in shadow mode (SPEC §14.3), where the decision is
+ * reported but not enforced (the call was not rejected, aborted, retried or replaced). Absent in enforce mode.
+ */
+interface Shadowed {
+  readonly shadow?: true;
+}
+
+/**
  * Every event Ballast emits, one union discriminated by `type` (SPEC §5, §11.12). Events are built only when
  * someone listens, so an application with no listener pays nothing.
  */
@@ -26,15 +34,18 @@ export type ResilienceEvent =
       /** The Ballast code when rejected; the error kind otherwise when failed. Never on success or cancelled. */
       readonly code?: string;
     })
-  | (EventBase & { readonly type: 'rejected'; readonly code: string; readonly retryAfter?: number })
-  | (EventBase & {
-      readonly type: 'retry';
-      /** The attempt about to start (2 for the first retry). */
-      readonly attempt: number;
-      readonly delay: number;
-      readonly error: unknown;
-    })
-  | (EventBase & { readonly type: 'attempt_timeout'; readonly attempt: number; readonly timeout: number })
+  | (EventBase &
+      Shadowed & { readonly type: 'rejected'; readonly code: string; readonly retryAfter?: number })
+  | (EventBase &
+      Shadowed & {
+        readonly type: 'retry';
+        /** The attempt about to start (2 for the first retry). */
+        readonly attempt: number;
+        readonly delay: number;
+        readonly error: unknown;
+      })
+  | (EventBase &
+      Shadowed & { readonly type: 'attempt_timeout'; readonly attempt: number; readonly timeout: number })
   | (EventBase & {
       readonly type: 'breaker_state';
       readonly from: BreakerState;
@@ -48,12 +59,13 @@ export type ResilienceEvent =
       /** The number of calls counted in `failureRatio`; present with it. */
       readonly calls?: number;
     })
-  | (EventBase & { readonly type: 'throttle_reject'; readonly probability: number })
+  | (EventBase & Shadowed & { readonly type: 'throttle_reject'; readonly probability: number })
   | (EventBase & { readonly type: 'bulkhead_limit'; readonly limit: number })
   | (EventBase & { readonly type: 'bulkhead_shed'; readonly criticality: number; readonly sojourn: number })
   | (EventBase & { readonly type: 'hedge_attempt'; readonly attempt: number; readonly delay: number })
   | (EventBase & { readonly type: 'hedge_won'; readonly attempt: number })
-  | (EventBase & { readonly type: 'fallback'; readonly error: unknown; readonly kind: ExceptionKind })
+  | (EventBase &
+      Shadowed & { readonly type: 'fallback'; readonly error: unknown; readonly kind: ExceptionKind })
   | (EventBase & { readonly type: 'store_degraded'; readonly store: StoreName; readonly error: unknown })
   | (EventBase & {
       readonly type: 'control_applied';

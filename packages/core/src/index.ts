@@ -11,6 +11,7 @@ export type { ResilienceStateSnapshot } from './admin/snapshot';
 
 // Policies
 export { ResiliencePolicy } from './policy/resilience-policy';
+export { POLICY_MODES, type PolicyMode } from './policy/policy-mode';
 export type { ResiliencePolicyOptions } from './policy/resilience-policy';
 export { BUILTIN_POLICIES, TRANSIENT_POLICY, OCC_POLICY } from './policy/builtin-policies';
 export { policyFromSpec, policyToSpec } from './policy/policy-spec';
@@ -132,6 +133,8 @@ export type {
   ControlSubscription,
   ForcedOverride,
   RetunedPolicy,
+  PolicySetting,
+  SettingAction,
   ResetRecord,
   AuditEntry,
   ReplicaInfo,

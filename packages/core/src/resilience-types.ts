@@ -4,6 +4,7 @@ import type { ResilienceStores } from './stores/ports';
 import type { ResilienceStateSnapshot } from './admin/snapshot';
 import type { AdminActionOptions, ForceOpenOptions, RetuneOptions } from './admin/admin-arguments';
 import type { AuditEntry, ReplicaRecord } from './control/control-store';
+import type { PolicyMode } from './policy/policy-mode';
 
 /** What the user function receives (SPEC §4). `signal` is created lazily on first read. */
 export interface CallContext {
@@ -50,6 +51,11 @@ export interface ResilienceAdmin {
    * adds 1 to the policy's version (0 as configured); with `ifVersion` it is compare-and-set (`version_conflict`).
    */
   retune(policyOrSpec: unknown, options?: RetuneOptions): Promise<{ policy: string; version: number }>;
+  /**
+   * Switches a policy between `'enforce'` and `'shadow'` (SPEC §14.3) at run time, fleet-wide by default. The mode
+   * set here outlives retunes; set `'enforce'` to go back.
+   */
+  setMode(policy: string, mode: PolicyMode, options?: AdminActionOptions): Promise<void>;
   /** Names of all registered policies (built-ins included). */
   policies(): Promise<string[]>;
   /** The replicas sharing the control store whose heartbeat has not expired (this one alone without one). */

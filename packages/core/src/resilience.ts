@@ -17,6 +17,7 @@ import { PolicyRuntime, type KeyDeps } from './executor/policy-runtime';
 import { TimerQueue } from './executor/timer-queue';
 import { admitStream, type StreamPermit } from './executor/stream-admission';
 import { createAdmin, type ControlledAdminHost } from './admin/resilience-admin';
+import { applySettingHere } from './admin/local-operations';
 import { ControlReplica } from './control/control-replica';
 import { InMemoryControlStore } from './control/in-memory-control-store';
 import { callArgumentsError, validCallArguments } from './validation/call-arguments';
@@ -147,6 +148,7 @@ export class Resilience {
       const old = this.#policies.get(policy.name)!;
       const next = new PolicyRuntime(policy, this.#maxKeys, engine);
       next.forcedAll = old.forcedAll;
+      next.setMode(old.modeOverride);
       const dropDigest = old.digestParams !== undefined || next.digestParams !== undefined;
       // Every route seen stays known (inspect lists it; an open breaker's key stays pinned), with fresh adaptive state.
       for (const [route, ks] of old.keys) {
@@ -165,7 +167,7 @@ export class Resilience {
     const runtime = (name: string): PolicyRuntime | undefined => this.#policies.get(name);
     this.#control = new ControlReplica(
       stores.control ?? new InMemoryControlStore(),
-      { engine, runtime, replace, version },
+      { engine, runtime, replace, version, applySetting: applySettingHere },
       options.replicaId ?? defaultReplicaId(),
       Date.now(),
     );

@@ -9,8 +9,10 @@ import {
   type ForcedOverride,
   type ReplicaInfo,
   type ReplicaRecord,
+  type PolicySetting,
   type ResetRecord,
   type RetunedPolicy,
+  type SettingAction,
 } from '@ballast/core';
 import {
   CONTROL_AUDIT,
@@ -135,6 +137,7 @@ export class RedisControlStore implements ControlStore {
     const forced: ForcedOverride[] = [];
     const policies: RetunedPolicy[] = [];
     const resets: ResetRecord[] = [];
+    const settings: PolicySetting[] = [];
     let i = 2;
     for (; i < reply.length && reply[i] !== ''; i += 2) {
       const field = String(reply[i]);
@@ -155,6 +158,13 @@ export class RedisControlStore implements ControlStore {
         const m = /^(\d+)\|(.*)$/s.exec(value);
         if (m === null) continue;
         policies.push({ policy: field.slice(2), version: Number(m[1]), spec: parseJson(m[2]!) });
+      } else if (field.startsWith('s:')) {
+        // `s:<action>:<policy>` holds `<seq>|<value JSON>`.
+        const f = /^s:(setMode|setChaos):(.*)$/s.exec(field);
+        const m = /^(\d+)\|(.*)$/s.exec(value);
+        if (f === null || m === null) continue;
+        const action = f[1] as SettingAction;
+        settings.push({ policy: f[2]!, action, value: parseJson(m[2]!), seq: Number(m[1]) });
       }
     }
     for (i++; i < reply.length; i++) {
@@ -163,7 +173,7 @@ export class RedisControlStore implements ControlStore {
       if (m !== null && isEntry(entry))
         resets.push({ policy: entry.policy, route: entry.route ?? undefined, seq: Number(m[1]) });
     }
-    return { seq, forced, policies, resets };
+    return { seq, forced, policies, resets, settings };
   }
 
   async seq(): Promise<number> {
@@ -179,7 +189,13 @@ export class RedisControlStore implements ControlStore {
       ...(change.actor === undefined ? {} : { actor: change.actor }),
     });
     const ttl = change.action === 'forceOpen' && change.ttl !== undefined ? Math.ceil(change.ttl) : '';
-    const spec = change.action === 'retune' ? JSON.stringify(change.spec) : '';
+    // A retune's spec, or a setting's value (a JSON value of its own: `JSON.stringify(undefined)` is not one).
+    const spec =
+      change.action === 'retune'
+        ? JSON.stringify(change.spec)
+        : change.action === 'setMode' || change.action === 'setChaos'
+          ? (JSON.stringify(change.value) ?? 'null')
+          : '';
     const audit = JSON.stringify(auditOf(change, ttl === '' ? undefined : ttl));
     const reply = (await this.#runner.run('write', CONTROL_WRITE, 3, [
       k.state,
@@ -309,6 +325,7 @@ function auditOf(change: ControlChange, ttl: number | undefined): Omit<AuditEntr
     ...(change.actor === undefined ? {} : { actor: change.actor }),
     ...(change.reason === undefined ? {} : { reason: change.reason }),
     ...(change.action === 'retune' ? { spec: change.spec } : {}),
+    ...(change.action === 'setMode' || change.action === 'setChaos' ? { value: change.value } : {}),
     ...(ttl === undefined ? {} : { ttl }),
   };
 }

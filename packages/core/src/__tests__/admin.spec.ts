@@ -38,6 +38,7 @@ describe('admin.inspect', () => {
         route: 'r',
         forcedOpen: false,
         version: 0,
+        mode: 'enforce',
         breaker: { state: 'closed', failureRatio: 0, calls: 0 },
         concurrencyLimit: 3,
         inUse: 1,
@@ -50,12 +51,13 @@ describe('admin.inspect', () => {
         route: undefined,
         forcedOpen: false,
         version: 0,
+        mode: 'enforce',
         throttleRejectionProbability: 2 / 3,
       },
-      { policy: 'plain', route: 'x', forcedOpen: false, version: 0 },
+      { policy: 'plain', route: 'x', forcedOpen: false, version: 0, mode: 'enforce' },
     ]);
     expect(await resilience.admin.inspect({ policy: 'plain' })).toEqual([
-      { policy: 'plain', route: 'x', forcedOpen: false, version: 0 },
+      { policy: 'plain', route: 'x', forcedOpen: false, version: 0, mode: 'enforce' },
     ]);
     d.resolve(1);
     await clock.advance(0);

@@ -150,6 +150,7 @@ describe('store failover', () => {
         route: 'r',
         forcedOpen: false,
         version: 0,
+        mode: 'enforce',
         breaker: { state: 'closed', failureRatio: 0, calls: 0 },
         localFallback: ['circuitBreaker'],
       },

@@ -50,6 +50,8 @@ export function checkAdminCall(
   route: unknown,
   options: unknown,
   extra: readonly ('ttl' | 'ifVersion')[] = [],
+  /** Checks of the method's own arguments, reported with the rest. */
+  more?: (v: OptionsValidator) => void,
 ): ResolvedAdminOptions {
   const v = new OptionsValidator(`admin.${method}()`, { heading: `Invalid admin.${method}() call` });
   if (typeof policy !== 'string') v.fail('policy', 'a policy name', policy);
@@ -74,6 +76,7 @@ export function checkAdminCall(
   const ifVersion = extra.includes('ifVersion')
     ? v.optionalNumber('options.ifVersion', o['ifVersion'], Rules.COUNT)
     : undefined;
+  more?.(v);
   v.throwIfInvalid();
   return { scope, reason, actor, ttl, ifVersion };
 }

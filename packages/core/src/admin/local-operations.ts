@@ -1,6 +1,8 @@
 import type { Engine } from '../executor/engine';
 import type { KeyState, PolicyRuntime } from '../executor/policy-runtime';
 import type { ResiliencePolicy } from '../policy/resilience-policy';
+import { POLICY_MODES, type PolicyMode } from '../policy/policy-mode';
+import type { SettingAction } from '../control/control-store';
 import { stateKey } from '../stores/ports';
 
 /** What the control plane may touch of a `Resilience` (its registry of policy runtimes), and nothing else. */
@@ -72,4 +74,17 @@ export async function resetBreakerHere(
     ks.breakerState = 'closed';
   }
   pr.unpinned++;
+}
+
+/**
+ * Applies a `setMode` / `setChaos` value (JSON data, from this replica's admin or the fleet's store) to a policy's
+ * runtime; false when the value is not one this replica accepts (a newer replica wrote it, or someone else did).
+ */
+export function applySettingHere(pr: PolicyRuntime, action: SettingAction, value: unknown): boolean {
+  if (action === 'setMode') {
+    if (!POLICY_MODES.includes(value as PolicyMode)) return false;
+    pr.setMode(value as PolicyMode);
+    return true;
+  }
+  return false;
 }

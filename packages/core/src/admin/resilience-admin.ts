@@ -1,5 +1,4 @@
 import { ResilienceError } from '../errors/resilience-error';
-import { ResiliencePolicy } from '../policy/resilience-policy';
 import { policyFromSpec, policyToSpec } from '../policy/policy-spec';
 import { hedgeDelayOf } from '../executor/hedge';
 import type { KeyState, PolicyRuntime } from '../executor/policy-runtime';
@@ -8,14 +7,22 @@ import type { ResilienceAdmin } from '../resilience-types';
 import { formatValue } from '../validation/options-validator';
 import type { ControlReplica } from '../control/control-replica';
 import { versionConflict } from '../control/control-errors';
-import type { AuditEntry, ControlChange, ReplicaRecord } from '../control/control-store';
+import type { AuditEntry, ControlChange, ReplicaRecord, SettingAction } from '../control/control-store';
+import { ResiliencePolicy } from '../policy/resilience-policy';
+import { POLICY_MODES, type PolicyMode } from '../policy/policy-mode';
 import {
   checkAdminCall,
   checkAuditLimit,
   unknownPolicyError,
   type ResolvedAdminOptions,
 } from './admin-arguments';
-import { clearForcedHere, forceOpenHere, resetBreakerHere, type AdminHost } from './local-operations';
+import {
+  applySettingHere,
+  clearForcedHere,
+  forceOpenHere,
+  resetBreakerHere,
+  type AdminHost,
+} from './local-operations';
 import type { ResilienceStateSnapshot } from './snapshot';
 
 export type { AdminHost } from './local-operations';
@@ -80,6 +87,7 @@ export function createAdmin(host: ControlledAdminHost): ResilienceAdmin {
       route: key.route,
       forcedOpen: ks.forcedOpen || pr.forcedAll,
       version: host.version(policy.name),
+      mode: pr.mode,
     };
     if (b !== undefined) {
       const { state, failureRatio, calls, retryAfter } = b;
@@ -142,6 +150,23 @@ export function createAdmin(host: ControlledAdminHost): ResilienceAdmin {
     } catch {
       // the store is down: the entry stays in this replica's own trail
     }
+  };
+
+  /** A standing per-policy setting (SPEC §14.3): written to the fleet, or applied and audited here alone. */
+  const setting = async (
+    action: SettingAction,
+    pr: PolicyRuntime,
+    value: unknown,
+    o: ResolvedAdminOptions,
+  ): Promise<void> => {
+    const policy = pr.policy.name;
+    if (o.scope === 'fleet') {
+      await control.write(change({ action, value }, policy, undefined, o));
+      return;
+    }
+    applySettingHere(pr, action, value);
+    control.emitLocal(action, policy, undefined);
+    recordLocal(action, policy, undefined, o, { value });
   };
 
   return Object.freeze({
@@ -231,6 +256,14 @@ export function createAdmin(host: ControlledAdminHost): ResilienceAdmin {
       control.emitLocal('retune', policy.name, undefined, current);
       recordLocal('retune', policy.name, undefined, o, { spec: policyToSpec(policy), version: current });
       return { policy: policy.name, version: current };
+    },
+
+    async setMode(policy: string, mode: PolicyMode, options?: unknown): Promise<void> {
+      const o = checkAdminCall('setMode', policy, undefined, options, [], (v) => {
+        if (!POLICY_MODES.includes(mode))
+          v.fail('mode', `one of ${POLICY_MODES.map((m) => `'${m}'`).join(', ')}`, mode);
+      });
+      await setting('setMode', need(policy), mode, o);
     },
 
     async replicas(): Promise<ReplicaRecord[]> {

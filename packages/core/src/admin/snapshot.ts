@@ -1,3 +1,4 @@
+import type { PolicyMode } from '../policy/policy-mode';
 import type { StoreName } from '../events';
 import type { BreakerState } from '../stores/ports';
 
@@ -8,6 +9,8 @@ export interface ResilienceStateSnapshot {
   readonly forcedOpen: boolean;
   /** The policy's version: 0 as configured, +1 for each fleet retune (SPEC §14.1). */
   readonly version: number;
+  /** `'shadow'`: the policy's decisions are reported, not enforced (SPEC §14.3). */
+  readonly mode: PolicyMode;
   /**
    * `failureRatio` and `calls`: closed, over the rolling window now; open and half-open, of the outcomes that last
    * opened the breaker (the window that tripped it, or the half-open period's probes when a probe failed), frozen

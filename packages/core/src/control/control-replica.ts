@@ -4,6 +4,7 @@ import { policyFromSpec } from '../policy/policy-spec';
 import type { ResiliencePolicy } from '../policy/resilience-policy';
 import { storeUnavailable, versionConflict } from './control-errors';
 import { LocalExpiries } from './local-expiry';
+import { AppliedSettings, type SettingApplier } from './applied-settings';
 import { stateKey } from '../stores/ports';
 import type { TimerHandle } from '../time/clock';
 import { clearForcedHere, forceOpenHere, resetBreakerHere } from '../admin/local-operations';
@@ -21,6 +22,8 @@ import type {
 export interface ControlHost {
   readonly engine: Engine;
   runtime(name: string): PolicyRuntime | undefined;
+  /** Applies a `setMode` / `setChaos` value; false when it is not valid here. */
+  readonly applySetting: SettingApplier;
   /** Swaps in a policy and records the fleet version it carries. */
   replace(policy: ResiliencePolicy, version: number): void;
   version(name: string): number;
@@ -45,6 +48,7 @@ export class ControlReplica {
   #seq = -1;
   readonly #forced = new Map<string, AppliedForce>();
   readonly #localExpiry: LocalExpiries;
+  readonly #settings: AppliedSettings;
   #subscription: ControlSubscription | undefined;
   #subscribing = false;
   #syncing: Promise<void> | undefined;
@@ -63,6 +67,11 @@ export class ControlReplica {
   ) {
     this.info = { id, startedAt };
     this.#localExpiry = new LocalExpiries(host.engine.clock);
+    this.#settings = new AppliedSettings(
+      (name) => host.runtime(name),
+      host.applySetting,
+      (action, policy) => this.#emit(action, policy, undefined, 'fleet'),
+    );
   }
 
   get seq(): number {
@@ -147,13 +156,20 @@ export class ControlReplica {
       else if (change.action === 'clearForcedOpen') this.#clearFleet(change.policy, change.route, true);
       else if (change.action === 'resetBreaker')
         await resetBreakerHere(this.host.engine, pr, change.route, true);
+      else if (change.action === 'setMode' || change.action === 'setChaos')
+        this.#settings.apply({
+          policy: change.policy,
+          action: change.action,
+          value: change.value,
+          seq: result.seq,
+        });
       else if (policy !== undefined) {
         // The writer keeps the very policy it was given (its functions included); others rebuild it from the spec.
         // An in-process store notifies synchronously: the spec's copy may already be in, with its event.
         const applied = this.host.version(change.policy) >= result.version!;
         this.host.replace(policy, result.version!);
         if (!applied) this.#emit('retune', change.policy, undefined, 'fleet', undefined, result.version);
-      } else this.#retune(change.policy, change.spec, result.version!);
+      } else if (change.action === 'retune') this.#retune(change.policy, change.spec, result.version!);
     }
     await this.sync();
     return result;
@@ -208,6 +224,7 @@ export class ControlReplica {
     for (const [id, f] of [...this.#forced])
       if (standing.get(id)?.seq !== f.seq) this.#unforce(id, f, standing.has(id) ? undefined : false);
     for (const [id, f] of standing) if (!this.#forced.has(id)) this.#force(f, this.host.runtime(f.policy)!);
+    this.#settings.match(state.settings);
     if (!first)
       for (const r of state.resets) {
         const pr = this.host.runtime(r.policy);

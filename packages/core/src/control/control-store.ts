@@ -43,6 +43,21 @@ export interface ResetRecord {
   readonly seq: number;
 }
 
+/** The admin actions that set a standing per-policy setting (SPEC §14.3): the mode, the chaos injection. */
+export type SettingAction = 'setMode' | 'setChaos';
+
+/**
+ * A per-policy setting the fleet holds: the last `setMode` or `setChaos` of a policy, as JSON data (`'shadow'`, a
+ * chaos patch). Each new one replaces the previous of its action; they outlive retunes.
+ */
+export interface PolicySetting {
+  readonly policy: string;
+  readonly action: SettingAction;
+  readonly value: unknown;
+  /** The change that set it. */
+  readonly seq: number;
+}
+
 /** The standing overrides, as one consistent read. */
 export interface ControlState {
   /** Incremented by every write; replicas compare it to know whether they are behind. */
@@ -50,6 +65,7 @@ export interface ControlState {
   readonly forced: readonly ForcedOverride[];
   readonly policies: readonly RetunedPolicy[];
   readonly resets: readonly ResetRecord[];
+  readonly settings: readonly PolicySetting[];
 }
 
 /** One fleet-wide write. `reason` and `actor` go to the audit entry (and, for a force-open, to the override). */
@@ -58,6 +74,7 @@ export type ControlChange = (
   | { readonly action: 'clearForcedOpen' }
   | { readonly action: 'resetBreaker' }
   | { readonly action: 'retune'; readonly spec: unknown; readonly ifVersion?: number | undefined }
+  | { readonly action: SettingAction; readonly value: unknown }
 ) & {
   readonly policy: string;
   readonly route?: string | undefined;
@@ -87,6 +104,8 @@ export interface AuditEntry {
   readonly reason?: string;
   /** `retune`: the JSON spec applied. */
   readonly spec?: unknown;
+  /** `setMode`, `setChaos`: the setting given. */
+  readonly value?: unknown;
   /** `retune`: the version it produced (fleet scope). */
   readonly version?: number;
   /** `forceOpen`: ms until it clears itself. */

@@ -8,6 +8,7 @@ import type {
   ForcedOverride,
   ReplicaInfo,
   ReplicaRecord,
+  PolicySetting,
   ResetRecord,
   RetunedPolicy,
 } from './control-store';
@@ -44,6 +45,8 @@ export class InMemoryControlStore implements ControlStore {
   readonly #forced = new Map<string, StoredForce>();
   readonly #policies = new Map<string, RetunedPolicy>();
   #resets: ResetRecord[] = [];
+  /** By `<action>:<policy>`. */
+  readonly #settings = new Map<string, PolicySetting>();
   #audit: AuditEntry[] = [];
   readonly #listeners = new Set<(seq: number) => void>();
   readonly #replicas = new Map<string, { record: ReplicaRecord; expiresAt: number | undefined }>();
@@ -71,7 +74,13 @@ export class InMemoryControlStore implements ControlStore {
         ...(f.actor === undefined ? {} : { actor: f.actor }),
       });
     }
-    return { seq: this.#seq, forced, policies: [...this.#policies.values()], resets: [...this.#resets] };
+    return {
+      seq: this.#seq,
+      forced,
+      policies: [...this.#policies.values()],
+      resets: [...this.#resets],
+      settings: [...this.#settings.values()],
+    };
   }
 
   seq(): number {
@@ -112,6 +121,15 @@ export class InMemoryControlStore implements ControlStore {
         break;
       case 'retune':
         this.#policies.set(change.policy, { policy: change.policy, version: version!, spec: change.spec });
+        break;
+      case 'setMode':
+      case 'setChaos':
+        this.#settings.set(`${change.action}:${change.policy}`, {
+          policy: change.policy,
+          action: change.action,
+          value: change.value,
+          seq,
+        });
         break;
     }
     this.#append({
@@ -170,12 +188,13 @@ export class InMemoryControlStore implements ControlStore {
 export function auditFields(
   change: ControlChange,
   version: number | undefined,
-): Pick<AuditEntry, 'route' | 'actor' | 'reason' | 'spec' | 'version' | 'ttl'> {
+): Pick<AuditEntry, 'route' | 'actor' | 'reason' | 'spec' | 'value' | 'version' | 'ttl'> {
   return {
     ...(change.route === undefined ? {} : { route: change.route }),
     ...(change.actor === undefined ? {} : { actor: change.actor }),
     ...(change.reason === undefined ? {} : { reason: change.reason }),
     ...(change.action === 'retune' ? { spec: change.spec } : {}),
+    ...(change.action === 'setMode' || change.action === 'setChaos' ? { value: change.value } : {}),
     ...(version === undefined ? {} : { version }),
     ...(change.action === 'forceOpen' && change.ttl !== undefined ? { ttl: change.ttl } : {}),
   };

@@ -13,7 +13,7 @@ import { AttemptContext } from './attempt-context';
 import { isPromiseLike } from './engine';
 import type { CallState } from './call-state';
 import type { Lane } from './lane';
-import { cancelled, crash, end, resumeSoon } from './pass-end';
+import { cancelled, crash, detach, end, resumeSoon } from './pass-end';
 import { REJECTION_CODES } from './rejections';
 import { TimerEntry } from './timer-queue';
 
@@ -58,7 +58,8 @@ function attemptOnce(inv: CallState, lane: Lane, n: number, now: number | undefi
     lane.value = r;
     return afterAttempt(inv, lane, true);
   }
-  const timeout = inv.pr.policy.timeout?.options.timeout;
+  // A detached lane (shadow mode) runs fn bare: no timeout.
+  const timeout = lane.detached ? undefined : inv.pr.policy.timeout?.options.timeout;
   const w = new AttemptWatch(inv, lane, ctx, timeout);
   if (inv.cancellable) lane.wake = (reason) => w.cancel(reason);
   r.then(
@@ -109,12 +110,31 @@ class AttemptWatch {
   /** The timeout: the attempt's signal is aborted with the `attempt_timeout` error, which the attempt fails with. */
   expire(): void {
     if (!this.#open) return;
+    if (this.inv.shadow) return this.#shadowExpire();
     this.#open = false;
     this.lane.wake = undefined;
     const err = this.inv.attemptTimeout(this.lane.attempts, this.timeout!);
     this.ctx.abort(err);
     this.lane.error = err;
     resumeSoon(this.inv, this.lane, () => continueAfter(this.inv, this.lane, false));
+  }
+
+  /**
+   * Shadow mode: reported, not enforced. The strategies hear the timeout now — the retry enforce mode would make is
+   * reported, the pass ends as it would (detached) — while the attempt runs on, its signal live, and the call ends
+   * with fn's own result.
+   */
+  #shadowExpire(): void {
+    const { inv, lane } = this;
+    this.timer = undefined;
+    lane.error = inv.attemptTimeout(lane.attempts, this.timeout!);
+    lane.awaitingResult = true;
+    try {
+      afterAttempt(inv, lane, false);
+    } catch {
+      // a user `classify` that throws while judging: the call's own end reports it
+    }
+    lane.awaitingResult = false;
   }
 
   cancel(reason: unknown): void {
@@ -159,6 +179,8 @@ function continueAfter(inv: CallState, lane: Lane, ok: boolean): void {
 
 /** Ends the pass, schedules a backoff sleep (0), or returns the attempt to run at once. */
 function afterAttempt(inv: CallState, lane: Lane, ok: boolean): number {
+  // Shadow mode, after the strategies' pass ended: the call ends with fn's own outcome.
+  if (lane.detached) return stop(inv, lane, ok);
   if (ok) {
     const classifier = inv.pr.policy.classifyResult;
     if (classifier === undefined || !classifiedFailure(inv, lane, classifier)) return stop(inv, lane, true);
@@ -193,15 +215,18 @@ function afterAttempt(inv: CallState, lane: Lane, ok: boolean): number {
   const budget = inv.ks.retryBudget;
   if (budget !== undefined && !budget.tryWithdraw()) return stop(inv, lane, false);
   if (e.listening) {
-    e.emit({
+    const event = {
       type: 'retry',
       policy: inv.policyName,
       route: inv.route,
       attempt: n + 1,
       delay,
       error: lane.error,
-    });
+    } as const;
+    e.emit(inv.shadow ? { ...event, shadow: true } : event);
   }
+  // Shadow mode reports the retry it decided on, and runs no other attempt.
+  if (inv.shadow) return stop(inv, lane, false);
   if (delay <= 0) return n + 1;
   if (lane.cancelled) return stop(inv, lane, false);
   // Backoff sleep on the Resilience clock, ended early by a cancellation.
@@ -291,6 +316,8 @@ function callbackFailed(
 }
 
 function stop(inv: CallState, lane: Lane, ok: boolean): 0 {
-  end(inv, lane, ok);
+  // Shadow mode, at a timeout: the strategies' pass ends here; the call waits on for fn.
+  if (lane.awaitingResult) detach(inv, lane);
+  else end(inv, lane, ok);
   return 0;
 }

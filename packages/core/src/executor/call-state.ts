@@ -1,6 +1,5 @@
 import type { ResilienceError } from '../errors/resilience-error';
 import type { CallContext } from '../resilience-types';
-import type { BreakerOutcome, BreakerPermit, BreakerTransition } from '../stores/ports';
 import type { Clock } from '../time/clock';
 import type { Engine } from './engine';
 import type { Lane } from './lane';
@@ -30,14 +29,14 @@ export interface CallState extends Lane {
   readonly cancellable: boolean;
   /** Whether attempts run in a context frame of their own (see Invocation.framed). */
   readonly framed: boolean;
+  /** The policy ran in shadow mode when the call started (SPEC §14.3): decisions are reported, not enforced. */
+  readonly shadow: boolean;
   /** Set when the caller's signal or the deadline ended the call. */
   readonly callerCancelled: boolean;
   /** Hedged lanes besides the call's own. */
   lanes: Lane[] | undefined;
   /** The `attempt_timeout` error of attempt `attempt` (and its event). */
   attemptTimeout(attempt: number, timeout: number): ResilienceError;
-  /** Emits a `breaker_state` event for a transition the store reported. */
-  breakerTransition(t: BreakerTransition): void;
-  /** Reports a breaker outcome to the store that admitted the permit. */
-  recordBreaker(local: boolean, permit: BreakerPermit, outcome: BreakerOutcome, now: number): void;
+  /** Reports a decision shadow mode does not enforce: a `rejected` event with `shadow: true`. */
+  shadowRejected(error: ResilienceError): void;
 }

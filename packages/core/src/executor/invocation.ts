@@ -1,8 +1,7 @@
 import { contextStorage, currentFrame } from '../context/context-storage';
 import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { stacklessError } from '../errors/stackless';
-import { breakerStateEvent, type CallOutcome } from '../events';
-import type { BreakerOutcome, BreakerPermit, BreakerRecordResult, BreakerTransition } from '../stores/ports';
+import type { CallOutcome } from '../events';
 import type { Clock } from '../time/clock';
 import type { CallContext, Fallback, RunOptions } from '../resilience-types';
 import { AMBIENT_SIGNAL, AttemptContext } from './attempt-context';
@@ -10,7 +9,7 @@ import type { CallState } from './call-state';
 import { isPromiseLike, type Engine } from './engine';
 import { runHedged } from './hedge';
 import { Lane } from './lane';
-import { runPass } from './pipeline';
+import { runBare, runPass } from './pipeline';
 import { unwatchSignal, watchSignal, type SignalWatcher } from './signal-watch';
 import type { KeyState, PolicyRuntime } from './policy-runtime';
 import { REJECTION_CODES, rejection } from './rejections';
@@ -39,6 +38,7 @@ export class Invocation extends Lane implements CallState {
   readonly criticality: number | undefined;
   /** Whether anything can cancel the call from outside (caller signal, deadline, hedge). */
   readonly cancellable: boolean;
+  readonly shadow: boolean;
   /**
    * Whether the call's attempts (and fallback) run in a context frame of their own (SPEC §12.1, §14.6): only when
    * something can abort an attempt — a timeout, a caller's signal, a deadline, a hedge — would `currentSignal()`
@@ -82,7 +82,9 @@ export class Invocation extends Lane implements CallState {
     } else {
       this.deadline = undefined;
     }
-    this.#hedging = pr.policy.hedge !== undefined && opts.hedge !== false;
+    this.shadow = pr.shadow;
+    // Shadow mode launches no hedge: the call runs as if the policy were absent.
+    this.#hedging = pr.policy.hedge !== undefined && opts.hedge !== false && !this.shadow;
     this.cancellable = opts.signal !== undefined || this.deadline !== undefined || this.#hedging;
     this.framed =
       engine.ambientContext &&
@@ -142,7 +144,11 @@ export class Invocation extends Lane implements CallState {
       return passEnded(false, this);
     }
     // A forced-open key refuses before any strategy, but the fallback still covers it (it wraps everything).
-    if (ks.forcedOpen || this.pr.forcedAll) return passEnded(this.#forcedOpen(), this);
+    if (ks.forcedOpen || this.pr.forcedAll) {
+      if (!this.shadow) return passEnded(this.#forcedOpen(), this);
+      this.shadowRejected(rejection('infrastructure', ErrorCode.FORCED_OPEN, this.policyName, this.route));
+      return runBare(this, this, passEnded);
+    }
     // Only calls that may reach the dependency earn budget tokens.
     ks.retryBudget?.onCall();
     ks.hedgeBudget?.onCall();
@@ -165,7 +171,18 @@ export class Invocation extends Lane implements CallState {
       if (fallback !== undefined) {
         const kind = e.classify(error);
         const on = this.opts.fallback !== undefined ? undefined : this.pr.policy.fallback?.options.on;
-        if (on === undefined || on.includes(kind)) {
+        if ((on === undefined || on.includes(kind)) && this.shadow) {
+          // Shadow mode reports the fallback it would have run, and the caller gets the call's own outcome.
+          if (e.listening)
+            e.emit({
+              type: 'fallback',
+              policy: this.policyName,
+              route: this.route,
+              error,
+              kind,
+              shadow: true,
+            });
+        } else if (on === undefined || on.includes(kind)) {
           if (e.listening)
             e.emit({ type: 'fallback', policy: this.policyName, route: this.route, error, kind });
           let value: unknown;
@@ -298,8 +315,16 @@ export class Invocation extends Lane implements CallState {
 
   attemptTimeout(attempt: number, timeout: number): ResilienceError {
     const e = this.engine;
-    if (e.listening)
-      e.emit({ type: 'attempt_timeout', policy: this.policyName, route: this.route, attempt, timeout });
+    if (e.listening) {
+      const event = {
+        type: 'attempt_timeout',
+        policy: this.policyName,
+        route: this.route,
+        attempt,
+        timeout,
+      } as const;
+      e.emit(this.shadow ? { ...event, shadow: true } : event);
+    }
     // Without a stack, like the rejections: a slow dependency times out many attempts at once.
     return stacklessError({
       kind: 'infrastructure',
@@ -310,44 +335,18 @@ export class Invocation extends Lane implements CallState {
     });
   }
 
-  breakerTransition(t: BreakerTransition): void {
-    if (this.engine.listening) this.engine.emit(breakerStateEvent(this.policyName, this.route, t));
-  }
-
-  /** Reports a breaker outcome; a remote store is not awaited (the call's result is already known). */
-  recordBreaker(local: boolean, permit: BreakerPermit, outcome: BreakerOutcome, now: number): void {
+  shadowRejected(error: ResilienceError): void {
     const e = this.engine;
-    const store = local ? e.breakerLocal : e.breakerStore;
-    let r: BreakerRecordResult | Promise<BreakerRecordResult>;
-    try {
-      r = store.record(this.ks.key, this.pr.breakerParams!, permit, outcome, now);
-    } catch (err) {
-      return this.#breakerStoreFailed(err);
-    }
-    if (isPromiseLike(r))
-      r.then(
-        (v) => this.#breakerRecorded(v),
-        (err: unknown) => this.#breakerStoreFailed(err),
-      );
-    else this.#breakerRecorded(r);
-  }
-
-  #breakerRecorded(r: BreakerRecordResult): void {
-    this.ks.sawBreaker(r.state);
-    if (r.transition !== undefined) this.breakerTransition(r.transition);
-  }
-
-  #breakerStoreFailed(err: unknown): void {
-    const e = this.engine;
-    if (e.listening) {
-      e.emit({
-        type: 'store_degraded',
-        policy: this.policyName,
-        route: this.route,
-        store: 'circuitBreaker',
-        error: err,
-      });
-    }
+    if (!e.listening) return;
+    const retryAfter = error.retryAfter;
+    e.emit({
+      type: 'rejected',
+      policy: this.policyName,
+      route: this.route,
+      code: error.code,
+      ...(retryAfter === undefined ? {} : { retryAfter }),
+      shadow: true,
+    });
   }
 
   #failureOutcome(error: unknown): CallOutcome {

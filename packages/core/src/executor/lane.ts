@@ -49,6 +49,15 @@ export class Lane implements BreakerPermit {
   holdsThrottle = false;
   /** The last backoff delay (decorrelated jitter needs it). */
   previousDelay = 0;
+  /**
+   * Shadow mode (SPEC §14.3) only. `detached`: the strategies' pass has ended as enforce mode would have ended it (a
+   * refusal, a timeout: what it held is given back) while the call goes on bare, its result coming from fn alone.
+   * `shadowPark`: a bulkhead wait the lane does not wait for (it runs meanwhile), given up when the pass ends.
+   */
+  detached = false;
+  /** Set while a shadow timeout's decision runs: its end detaches the pass instead of ending the call. */
+  awaitingResult = false;
+  shadowPark: { cancel(): void } | undefined = undefined;
 
   /** Cancels this lane once: aborts the running attempt's signal and ends its current wait. */
   cancel(reason: unknown): void {

@@ -1,8 +1,8 @@
 import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { outcomeClass, type OutcomeClass } from '../errors/outcome-class';
 import type { CallState } from './call-state';
+import { recordBreaker } from './breaker-outcome';
 import type { Lane } from './lane';
-import { rejection } from './rejections';
 
 /**
  * Ends a lane's pass once: gives back what it holds (breaker permit, throttle outcome, bulkhead slot — the `finally`
@@ -12,9 +12,9 @@ export function end(inv: CallState, lane: Lane, ok: boolean): void {
   const done = lane.done;
   if (done === undefined) return;
   lane.done = undefined;
-  if (lane.holdsPermit || lane.holdsThrottle || lane.holdsSlot) {
+  if (lane.holdsPermit || lane.holdsThrottle || lane.holdsSlot || lane.shadowPark !== undefined) {
     try {
-      release(inv, lane, ok);
+      giveBack(inv, lane, ok);
     } catch (err) {
       // a user `classify` threw while judging the outcome: the call fails with that error
       ok = false;
@@ -22,6 +22,29 @@ export function end(inv: CallState, lane: Lane, ok: boolean): void {
     }
   }
   done(ok, lane);
+}
+
+/** What the pass holds, given back once, judged by `ok` and `lane.error`. */
+function giveBack(inv: CallState, lane: Lane, ok: boolean): void {
+  if (lane.shadowPark !== undefined) {
+    lane.shadowPark.cancel();
+    lane.shadowPark = undefined;
+  }
+  if (lane.holdsPermit || lane.holdsThrottle || lane.holdsSlot) release(inv, lane, ok);
+}
+
+/**
+ * Shadow mode (SPEC §14.3): the strategies' pass ends here, failed with `lane.error`, exactly as enforce mode would
+ * end it — what it holds is given back and judged — but the call goes on bare: `end` later delivers fn's own result.
+ */
+export function detach(inv: CallState, lane: Lane): void {
+  if (lane.detached || lane.done === undefined) return;
+  lane.detached = true;
+  try {
+    giveBack(inv, lane, false);
+  } catch {
+    // a user `classify` that throws is reported when the call ends, by its own outcome
+  }
 }
 
 /** An unexpected throw inside the pass (a user `classify`, a custom backoff): the pass fails with it. */
@@ -39,7 +62,8 @@ function release(inv: CallState, lane: Lane, ok: boolean): void {
   const cls = classOf(inv, lane, ok);
   const now = e.clock.now();
   if (permit) {
-    inv.recordBreaker(
+    recordBreaker(
+      inv,
       lane.permitLocal,
       lane,
       cls === 'failure' ? 'failure' : cls === 'healthy' ? 'success' : 'release',
@@ -74,16 +98,6 @@ function classOf(inv: CallState, lane: Lane, ok: boolean): OutcomeClass {
 export function cancelled(lane: Lane): false {
   lane.error = lane.cancelReason;
   return false;
-}
-
-export function reject(
-  inv: CallState,
-  lane: Lane,
-  kind: 'throttled' | 'infrastructure',
-  code: string,
-  retryAfter: number | undefined,
-): false {
-  return refuse(inv, lane, rejection(kind, code, inv.policyName, inv.route, retryAfter));
 }
 
 /** Records a Ballast rejection (a value, not a throw) and emits `rejected` once. */

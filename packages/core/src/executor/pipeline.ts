@@ -1,13 +1,14 @@
 import { Criticality } from '@ballast/codel';
-import { ErrorCode } from '../errors/resilience-error';
+import { ErrorCode, type ResilienceError } from '../errors/resilience-error';
 import { isParked, type Admission, type ParkedAdmission } from '../bulkhead';
 import type { BreakerAdmission, RateLimitResult } from '../stores/ports';
 import type { StoreName } from '../events';
 import { attempt } from './attempts';
 import { isPromiseLike } from './engine';
 import type { CallState } from './call-state';
+import { breakerTransition, recordBreaker } from './breaker-outcome';
 import type { Lane, PassDone } from './lane';
-import { cancelled, crash, end, refuse, reject, resumeSoon } from './pass-end';
+import { cancelled, crash, detach, end, refuse, resumeSoon } from './pass-end';
 import { rejection } from './rejections';
 
 /**
@@ -60,7 +61,10 @@ function afterRate(
   now: number,
 ): void {
   if (isPromiseLike(r)) return later(inv, lane, r, (v) => afterRate(inv, lane, v, inv.engine.clock.now()));
-  if (!r.ok) return end(inv, lane, reject(inv, lane, 'throttled', ErrorCode.RATE_LIMITED, r.retryAfter));
+  if (!r.ok) {
+    const err = rejection('throttled', ErrorCode.RATE_LIMITED, inv.policyName, inv.route, r.retryAfter);
+    return refuseOr(inv, lane, err);
+  }
   if (lane.cancelled) return end(inv, lane, cancelled(lane));
   admitBulkhead(inv, lane, now);
 }
@@ -71,8 +75,26 @@ function admitBulkhead(inv: CallState, lane: Lane, now: number): void {
   if (bh === undefined) return admitBreaker(inv, lane, now);
   const a = bh.acquire(inv.criticality ?? Criticality.NORMAL, inv.deadline);
   if (a === true) return holdSlot(inv, lane, now);
-  if (isParked(a)) return park(inv, lane, a);
-  end(inv, lane, refuse(inv, lane, a));
+  if (isParked(a)) return inv.shadow ? shadowPark(inv, lane, a, now) : park(inv, lane, a);
+  refuseOr(inv, lane, a);
+}
+
+/**
+ * Shadow mode: the call does not wait for a slot, but its place in the queue is kept while it runs, so the queue
+ * fills, sheds and times out as it would in enforce mode, and later arrivals are judged against it. A grant while
+ * the call runs makes it hold the slot from then on; a refusal is reported; the end of the call leaves the queue.
+ */
+function shadowPark(inv: CallState, lane: Lane, parked: ParkedAdmission, now: number): void {
+  lane.shadowPark = parked;
+  parked.result.then((a: Admission) => {
+    if (lane.shadowPark !== parked) return; // the pass ended or detached first (cancel() gave back any slot)
+    lane.shadowPark = undefined;
+    if (a === true) {
+      lane.holdsSlot = true;
+      lane.admittedAt = inv.engine.clock.now();
+    } else inv.shadowRejected(a);
+  });
+  admitBreaker(inv, lane, now);
 }
 
 function holdSlot(inv: CallState, lane: Lane, now: number): void {
@@ -125,7 +147,7 @@ function admitBreaker(inv: CallState, lane: Lane, now: number): void {
       // a probe lease granted after the lane was cancelled is handed straight back
       (late) => {
         if (late.admitted && late.lease !== undefined)
-          inv.recordBreaker(false, late, 'release', e.clock.now());
+          recordBreaker(inv, false, late, 'release', e.clock.now());
       },
       (adm) => afterBreaker(inv, lane, adm, lane.degraded, undefined),
     );
@@ -134,9 +156,18 @@ function admitBreaker(inv: CallState, lane: Lane, now: number): void {
   if (throttle !== undefined) {
     const p = throttle.rejectionProbability(now);
     if (p > 0 && throttle.shouldReject(now, e.random())) {
-      if (e.listening)
-        e.emit({ type: 'throttle_reject', policy: inv.policyName, route: inv.route, probability: p });
-      return end(inv, lane, reject(inv, lane, 'throttled', ErrorCode.ADAPTIVE_THROTTLE, undefined));
+      const shadow = inv.shadow;
+      if (e.listening) {
+        const event = {
+          type: 'throttle_reject',
+          policy: inv.policyName,
+          route: inv.route,
+          probability: p,
+        } as const;
+        e.emit(shadow ? { ...event, shadow } : event);
+      }
+      const err = rejection('throttled', ErrorCode.ADAPTIVE_THROTTLE, inv.policyName, inv.route);
+      return refuseOr(inv, lane, err);
     }
     lane.holdsThrottle = true;
   }
@@ -151,10 +182,18 @@ function afterBreaker(
   now: number | undefined,
 ): void {
   if (isPromiseLike(adm)) return later(inv, lane, adm, (v) => afterBreaker(inv, lane, v, local, undefined));
-  if (adm.transition !== undefined) inv.breakerTransition(adm.transition);
+  if (adm.transition !== undefined) breakerTransition(inv, adm.transition);
   inv.ks.sawBreaker(adm.state);
-  if (!adm.admitted)
-    return end(inv, lane, reject(inv, lane, 'infrastructure', ErrorCode.CIRCUIT_OPEN, adm.retryAfter));
+  if (!adm.admitted) {
+    const err = rejection(
+      'infrastructure',
+      ErrorCode.CIRCUIT_OPEN,
+      inv.policyName,
+      inv.route,
+      adm.retryAfter,
+    );
+    return refuseOr(inv, lane, err);
+  }
   lane.holdsPermit = true;
   lane.generation = adm.generation;
   lane.lease = adm.lease;
@@ -249,13 +288,29 @@ function storeFailed<S, T>(
     lane.degraded = true;
     return k(op(local));
   }
-  end(
+  refuseOr(
     inv,
     lane,
-    refuse(
-      inv,
-      lane,
-      rejection('infrastructure', ErrorCode.STORE_UNAVAILABLE, inv.policyName, inv.route, undefined, err),
-    ),
+    rejection('infrastructure', ErrorCode.STORE_UNAVAILABLE, inv.policyName, inv.route, undefined, err),
   );
+}
+
+/**
+ * A refusal. In enforce mode it ends the pass; in shadow mode (SPEC §14.3) it is reported, the strategies' pass ends
+ * as enforce mode would end it (what it holds is given back, judged a rejection), and fn runs bare.
+ */
+function refuseOr(inv: CallState, lane: Lane, error: ResilienceError): void {
+  if (!inv.shadow) return end(inv, lane, refuse(inv, lane, error));
+  inv.shadowRejected(error);
+  lane.error = error;
+  lane.rejected = true;
+  detach(inv, lane);
+  attempt(inv, lane, 1);
+}
+
+/** Shadow mode: a call refused before any strategy (forced open) runs fn bare, once; `done` gets its result. */
+export function runBare(inv: CallState, lane: Lane, done: PassDone): void {
+  lane.done = done;
+  lane.detached = true;
+  attempt(inv, lane, 1);
 }

@@ -1,6 +1,7 @@
 import { AdaptiveThrottle } from '@ballast/sre-throttle';
 import { WindowedP2Quantile } from '@ballast/p2-quantile';
 import type { ResiliencePolicy } from '../policy/resilience-policy';
+import type { PolicyMode } from '../policy/policy-mode';
 import { RetryBudgetState } from '../strategies/retry-budget';
 import {
   createBulkheadRuntime,
@@ -229,6 +230,10 @@ export class PolicyRuntime {
    * onto each new key, so it pins no key against eviction (memory stays bounded while it is on).
    */
   forcedAll = false;
+  /** An operator's `setMode` (SPEC §14.3), which outlives retunes; `undefined`: the policy's own `mode`. */
+  modeOverride: PolicyMode | undefined = undefined;
+  /** The mode in force is `shadow`: decisions are reported, never enforced (read once per call). */
+  shadow: boolean;
   /**
    * Bumped whenever a key may have become evictable (its last call ended, an operator cleared a force-open or reset a
    * breaker). A sweep that finds every key pinned is not repeated until this moves: without it a burst of busy keys
@@ -247,6 +252,7 @@ export class PolicyRuntime {
     readonly maxKeys: number,
     readonly deps: KeyDeps,
   ) {
+    this.shadow = policy.mode === 'shadow';
     const cb = policy.circuitBreaker?.options;
     this.breakerParams =
       cb === undefined
@@ -272,6 +278,17 @@ export class PolicyRuntime {
       ab?.latencyQuantile === undefined
         ? undefined
         : Object.freeze({ quantile: ab.latencyQuantile, window: ab.window });
+  }
+
+  /** Sets (or, with `undefined`, drops) the operator's mode override. */
+  setMode(mode: PolicyMode | undefined): void {
+    this.modeOverride = mode;
+    this.shadow = (mode ?? this.policy.mode) === 'shadow';
+  }
+
+  /** The mode in force. */
+  get mode(): PolicyMode {
+    return this.shadow ? 'shadow' : 'enforce';
   }
 
   /** The state of `route`, created on first use; the least recently used idle key is evicted past `maxKeys`. */

@@ -26,8 +26,22 @@ export async function admitStream(engine: Engine, pr: PolicyRuntime, ks: KeyStat
   const policy = pr.policy.name;
   const route = ks.key.route;
   const started = e.clock.now();
-  const refuse = (code: string, retryAfter?: number, cause?: unknown): never => {
+  const shadow = pr.shadow;
+  /** Throws the refusal; in shadow mode (SPEC §14.3) reports it and returns: the stream opens anyway. */
+  const refuse = (code: string, retryAfter?: number, cause?: unknown): void => {
     const err = rejection('infrastructure', code, policy, route, retryAfter, cause);
+    if (shadow) {
+      if (e.listening)
+        e.emit({
+          type: 'rejected',
+          policy,
+          route,
+          code,
+          ...(retryAfter === undefined ? {} : { retryAfter }),
+          shadow,
+        });
+      return;
+    }
     if (e.listening) {
       e.emit({ type: 'rejected', policy, route, code });
       e.emit({ type: 'call', policy, route, outcome: 'rejected', duration: 0, code });

@@ -96,7 +96,7 @@ describe('policyFromSpec', () => {
       }),
     ).toEqual([
       'fallback must be absent: a fallback is code and cannot be expressed in JSON (attach a FallbackStrategy in code)',
-      'retries must be a known policy field (name, strategies, hedge, failOpenOnStoreError, classifyResult)',
+      'retries must be a known policy field (name, strategies, hedge, failOpenOnStoreError, classifyResult, mode)',
       'strategies[0].bursts must be a known rateLimit option (permits, per, burst)',
       'strategies[0].permits must be ≥ 1',
       'strategies[0].per must be a duration > 0',

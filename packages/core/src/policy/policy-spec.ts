@@ -39,6 +39,7 @@ import { OptionsValidator } from '../validation/options-validator';
 import { namedResultClassifier, resultClassifierNames } from '../errors/classify-result';
 import { checkPolicyParts } from './policy-rules';
 import { ResiliencePolicy } from './resilience-policy';
+import { POLICY_MODES, type PolicyMode } from './policy-mode';
 
 /**
  * The JSON form of a policy (SPEC §6, §11.15), for config files and the admin HTTP API:
@@ -86,9 +87,18 @@ export interface PolicySpec {
   failOpenOnStoreError?: boolean;
   /** The name of a registered result classifier (`'http'` is built in; see `registerResultClassifier`). */
   classifyResult?: string;
+  /** `'enforce'` (default) or `'shadow'` (SPEC §14.3). */
+  mode?: PolicyMode;
 }
 
-const POLICY_KEYS = ['name', 'strategies', 'hedge', 'failOpenOnStoreError', 'classifyResult'] as const;
+const POLICY_KEYS = [
+  'name',
+  'strategies',
+  'hedge',
+  'failOpenOnStoreError',
+  'classifyResult',
+  'mode',
+] as const;
 
 interface StrategyKind {
   readonly keys: readonly string[];
@@ -219,6 +229,9 @@ export function policyFromSpec(json: unknown): ResiliencePolicy {
       `the name of a registered result classifier (${resultClassifierNames().join(', ')}; a function has no JSON form)`,
       classifyResult,
     );
+  const mode = o['mode'];
+  if (mode !== undefined && !POLICY_MODES.includes(mode as PolicyMode))
+    v.fail('mode', `one of ${POLICY_MODES.map((m) => `'${m}'`).join(', ')}`, mode);
   checkPolicyParts(v, {
     name,
     strategies: built,
@@ -233,6 +246,7 @@ export function policyFromSpec(json: unknown): ResiliencePolicy {
     strategies: built as Strategy[],
     hedge,
     ...(classifyResult === undefined ? {} : { classifyResult: classifyResult as string }),
+    ...(o['mode'] === undefined ? {} : { mode: o['mode'] as PolicyMode }),
     ...(o['failOpenOnStoreError'] === undefined
       ? {}
       : { failOpenOnStoreError: o['failOpenOnStoreError'] as boolean }),
@@ -314,5 +328,6 @@ export function policyToSpec(policy: ResiliencePolicy): PolicySpec {
   spec.failOpenOnStoreError = policy.failOpenOnStoreError;
   // A classifier given as a bare function has no JSON form: left out, like the fallback.
   if (policy.classifyResultName !== undefined) spec.classifyResult = policy.classifyResultName;
+  if (policy.mode !== 'enforce') spec.mode = policy.mode;
   return spec;
 }

@@ -13,6 +13,7 @@ import {
   type ResultClassifier,
 } from '../errors/classify-result';
 import { checkPolicyParts } from './policy-rules';
+import { POLICY_MODES, type PolicyMode } from './policy-mode';
 
 export interface ResiliencePolicyOptions {
   /** Unique within a `Resilience`; a policy named like a built-in (`transient`, `occ`) replaces it. */
@@ -31,6 +32,12 @@ export interface ResiliencePolicyOptions {
    * registered one (`'http'` is built in: {@link classifyHttpResponse}) — the form a JSON spec uses.
    */
   classifyResult?: ResultClassifier | string | undefined;
+  /**
+   * `shadow` (SPEC §14.3): the call runs as if the policy were absent — nothing is rejected, aborted, retried, hedged
+   * or replaced by a fallback — while every decision is still made and reported (events with `shadow: true`). For
+   * watching a new policy on live traffic before enforcing it. `admin.setMode` switches it at run time.
+   */
+  mode?: PolicyMode;
 }
 
 /** The options `new ResiliencePolicy` takes; any other key is a violation. @internal */
@@ -41,6 +48,7 @@ export const POLICY_OPTION_KEYS: readonly string[] = [
   'hedge',
   'failOpenOnStoreError',
   'classifyResult',
+  'mode',
 ];
 
 /** The fields a policy sets from its strategies, which a spread policy (`{ ...policy }`) carries along. */
@@ -70,6 +78,8 @@ export class ResiliencePolicy {
   readonly classifyResult: ResultClassifier | undefined;
   /** The registered name it was given by, if any (what `policyToSpec` writes). */
   readonly classifyResultName: string | undefined;
+  /** As configured; `admin.setMode` overrides it at run time without changing the policy. */
+  readonly mode: PolicyMode;
   readonly rateLimit: RateLimitStrategy | undefined;
   readonly bulkhead: AnyBulkheadStrategy | undefined;
   readonly circuitBreaker: CircuitBreakerStrategy | undefined;
@@ -93,6 +103,9 @@ export class ResiliencePolicy {
       failOpenOnStoreError: o['failOpenOnStoreError'],
     });
     const classifier = resolveClassifier(v, o['classifyResult'], o['classifyResultName']);
+    const mode = o['mode'];
+    if (mode !== undefined && !POLICY_MODES.includes(mode as PolicyMode))
+      v.fail('mode', `one of ${POLICY_MODES.map((m) => `'${m}'`).join(', ')}`, mode);
     // `{ ...policy, name: 'copy' }` carries the fields a policy sets from its strategies: accepted when they are
     // among the strategies (or absent), refused otherwise (they would do nothing).
     for (const key of DERIVED_KEYS) {
@@ -108,6 +121,7 @@ export class ResiliencePolicy {
     this.failOpenOnStoreError = (o['failOpenOnStoreError'] as boolean | undefined) ?? true;
     this.classifyResult = classifier.fn;
     this.classifyResultName = classifier.name;
+    this.mode = (mode as PolicyMode | undefined) ?? 'enforce';
     let rateLimit: RateLimitStrategy | undefined;
     let bulkhead: AnyBulkheadStrategy | undefined;
     let circuitBreaker: CircuitBreakerStrategy | undefined;

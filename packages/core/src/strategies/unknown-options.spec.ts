@@ -135,7 +135,7 @@ describe('strategy constructors refuse options they do not take', () => {
         {
           path: 'hedgee',
           constraint:
-            'a known ResiliencePolicy option (name, strategies, fallback, hedge, failOpenOnStoreError, classifyResult)',
+            'a known ResiliencePolicy option (name, strategies, fallback, hedge, failOpenOnStoreError, classifyResult, mode)',
           value: 1,
         },
       ],

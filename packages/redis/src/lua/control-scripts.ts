@@ -5,7 +5,8 @@ import { luaScript } from '../redis-script-runner';
  * Redis Cluster slot. Values the scripts store are `<fields>|<json>`: the numbers a script must read (seq, expiry,
  * version) before a `|`, then JSON built by the caller and stored verbatim (Redis's cjson would turn `[]` into `{}`).
  *
- * Keys: state hash (`seq`, `f:<key id>` force-opens, `v:<policy>` retunes), resets list, audit stream, replicas hash.
+ * Keys: state hash (`seq`, `f:<key id>` force-opens, `v:<policy>` retunes, `s:<action>:<policy>` settings), resets
+ * list, audit stream, replicas hash.
  */
 
 /** Returns the server's or the caller's time in ms: ARGV `now` empty = `TIME`. */
@@ -19,7 +20,8 @@ end
 
 /**
  * KEYS: state, resets, audit. ARGV: now, action, key id, policy id, policy, route flag ('1' when a route is given),
- * entry JSON, ttl ('' none), ifVersion ('' none), spec JSON, audit JSON, max audit, channel, max resets.
+ * entry JSON, ttl ('' none), ifVersion ('' none), spec JSON (a setting: its value JSON), audit JSON, max audit,
+ * channel, max resets.
  * Returns {1, seq, version} or {0, version} (a stale ifVersion: nothing changed).
  */
 export const CONTROL_WRITE = luaScript(
@@ -55,6 +57,8 @@ elseif action == 'resetBreaker' then
   redis.call('LTRIM', KEYS[2], -tonumber(ARGV[14]), -1)
 elseif action == 'retune' then
   redis.call('HSET', KEYS[1], 'v:' .. policy, version .. '|' .. spec)
+elseif action == 'setMode' or action == 'setChaos' then
+  redis.call('HSET', KEYS[1], 's:' .. action .. ':' .. policy, seq .. '|' .. spec)
 end
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[12], '*', 'e', audit, 'v', tostring(version))
 redis.call('PUBLISH', ARGV[13], tostring(seq))

@@ -47,7 +47,13 @@ export function describeControlStoreConformance(
 
     it('starts empty, at seq 0', async () => {
       const b = bench();
-      expect(await b.store.read(b.now())).toEqual({ seq: 0, forced: [], policies: [], resets: [] });
+      expect(await b.store.read(b.now())).toEqual({
+        seq: 0,
+        forced: [],
+        policies: [],
+        resets: [],
+        settings: [],
+      });
       expect(await b.store.seq()).toBe(0);
       expect(await b.store.audit(10)).toEqual([]);
     });
@@ -158,6 +164,31 @@ export function describeControlStoreConformance(
       expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.version === 1)).toBe(true);
       expect((await b.store.read(b.now())).policies).toHaveLength(1);
       expect(await b.store.seq()).toBe(1);
+    });
+
+    it('setMode and setChaos stand per policy as JSON data; a newer one of the same action replaces the older', async () => {
+      const b = bench();
+      const chaos = {
+        enabled: true,
+        latency: { rate: 0.5, delay: 200 },
+        outcome: { rate: 0.1, value: [1, {}] },
+      };
+      await write({ action: 'setMode', policy: 'p', value: 'shadow', ...BY });
+      await write({ action: 'setChaos', policy: 'p', value: chaos, ...BY });
+      await write({ action: 'setMode', policy: 'q|x:y', value: 'shadow', ...BY });
+      await write({ action: 'setMode', policy: 'p', value: 'enforce', ...BY });
+      const settings = [...(await b.store.read(b.now())).settings].sort((x, y) => x.seq - y.seq);
+      expect(settings).toEqual([
+        { policy: 'p', action: 'setChaos', value: chaos, seq: 2 },
+        { policy: 'q|x:y', action: 'setMode', value: 'shadow', seq: 3 },
+        { policy: 'p', action: 'setMode', value: 'enforce', seq: 4 },
+      ]);
+      expect((await b.store.audit(1))[0]).toMatchObject({
+        action: 'setMode',
+        policy: 'p',
+        value: 'enforce',
+        ...BY,
+      });
     });
 
     it('a fleet reset is kept with its seq, so a replica that missed the notice still applies it', async () => {

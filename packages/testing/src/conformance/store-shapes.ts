@@ -134,6 +134,12 @@ export interface ControlStateShape {
     readonly route: string | undefined;
     readonly seq: number;
   }[];
+  readonly settings: readonly {
+    readonly policy: string;
+    readonly action: 'setMode' | 'setChaos';
+    readonly value: unknown;
+    readonly seq: number;
+  }[];
 }
 
 export type ControlChangeShape = (
@@ -141,6 +147,7 @@ export type ControlChangeShape = (
   | { readonly action: 'clearForcedOpen' }
   | { readonly action: 'resetBreaker' }
   | { readonly action: 'retune'; readonly spec: unknown; readonly ifVersion?: number | undefined }
+  | { readonly action: 'setMode' | 'setChaos'; readonly value: unknown }
 ) & {
   readonly policy: string;
   readonly route?: string | undefined;
@@ -162,6 +169,7 @@ export interface AuditEntryShape {
   readonly actor?: string;
   readonly reason?: string;
   readonly spec?: unknown;
+  readonly value?: unknown;
   readonly version?: number;
   readonly ttl?: number;
   readonly replica?: string;
