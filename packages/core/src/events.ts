@@ -5,6 +5,9 @@ import type { ControlAction } from './control/control-store';
 /** How a call ended, from the caller's point of view (metrics use the same four values, SPEC §8). */
 export type CallOutcome = 'success' | 'failure' | 'rejected' | 'cancelled';
 
+/** What a chaos strategy injected into an attempt (SPEC §14.3). */
+export type ChaosInjection = 'fault' | 'latency' | 'outcome';
+
 /** Which store port degraded. `control`: the control store (SPEC §14.1); its events carry `policy: ''`. */
 export type StoreName = 'circuitBreaker' | 'rateLimit' | 'latencyDigest' | 'control';
 
@@ -68,6 +71,14 @@ export type ResilienceEvent =
       Shadowed & { readonly type: 'fallback'; readonly error: unknown; readonly kind: ExceptionKind })
   | (EventBase & { readonly type: 'store_degraded'; readonly store: StoreName; readonly error: unknown })
   | (EventBase & {
+      readonly type: 'chaos_injected';
+      readonly injection: ChaosInjection;
+      /** The attempt it was injected into (`ctx.attempt`). */
+      readonly attempt: number;
+      /** `latency` only: the injected delay (ms). */
+      readonly delay?: number;
+    })
+  | (EventBase & {
       readonly type: 'control_applied';
       /** The admin method whose change this replica applied (SPEC §14.1). */
       readonly action: ControlAction;
@@ -97,6 +108,7 @@ export const EventType = Object.freeze({
   FALLBACK: 'fallback',
   STORE_DEGRADED: 'store_degraded',
   CONTROL_APPLIED: 'control_applied',
+  CHAOS_INJECTED: 'chaos_injected',
 } as const satisfies Record<string, ResilienceEventType>);
 
 /** The `breaker_state` event of a store's transition, with what opened the breaker when the store says. */

@@ -22,6 +22,7 @@ export type {
   HedgeSpec,
   BackoffSpec,
   RetryBudgetSpec,
+  ChaosSpec,
 } from './policy/policy-spec';
 export type { Violation } from './validation/options-validator';
 /** For store and integration authors: renders a given value the way Ballast's configuration errors do. */
@@ -43,6 +44,19 @@ export { HedgeStrategy } from './strategies/hedge-strategy';
 export type { HedgeStrategyOptions, ResolvedHedgeStrategyOptions } from './strategies/hedge-strategy';
 export { FallbackStrategy } from './strategies/fallback-strategy';
 export type { FallbackOptions, ResolvedFallbackOptions } from './strategies/fallback-strategy';
+export { ChaosStrategy, DEFAULT_CHAOS_FAULT_MESSAGE } from './strategies/chaos-strategy';
+export type {
+  ChaosOptions,
+  ChaosFaultOptions,
+  ChaosLatencyOptions,
+  ChaosOutcomeOptions,
+  ResolvedChaosOptions,
+  ResolvedChaosFault,
+  ResolvedChaosLatency,
+  ResolvedChaosOutcome,
+  ChaosSettingsView,
+} from './strategies/chaos-strategy';
+export type { ChaosPatch } from './admin/chaos-settings';
 export type { Strategy, AnyBulkheadStrategy } from './strategies/strategy';
 export type {
   Duration,
@@ -118,6 +132,7 @@ export type {
   ResilienceEventType,
   ResilienceListener,
   CallOutcome,
+  ChaosInjection,
   StoreName,
 } from './events';
 

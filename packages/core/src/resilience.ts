@@ -18,6 +18,7 @@ import { TimerQueue } from './executor/timer-queue';
 import { admitStream, type StreamPermit } from './executor/stream-admission';
 import { createAdmin, type ControlledAdminHost } from './admin/resilience-admin';
 import { applySettingHere } from './admin/local-operations';
+import { carryChaosOverride } from './admin/chaos-settings';
 import { ControlReplica } from './control/control-replica';
 import { InMemoryControlStore } from './control/in-memory-control-store';
 import { callArgumentsError, validCallArguments } from './validation/call-arguments';
@@ -161,6 +162,7 @@ export class Resilience {
         if (dropDigest) this.#resetDigest(policy.name, route, ks.key);
       }
       this.#policies.set(policy.name, next);
+      carryChaosOverride(old, next);
       this.#versions.set(policy.name, version);
     };
     const version = (name: string): number => this.#versions.get(name) ?? 0;

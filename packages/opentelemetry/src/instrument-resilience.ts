@@ -102,6 +102,13 @@ export function instrumentResilience(
     valueType: ValueType.INT,
   });
 
+  const chaosInjected = meter.createCounter(MetricName.CHAOS_INJECTED, {
+    description:
+      'Faults, latency and outcomes a chaos strategy injected into attempts (SPEC §14.3), by injection.',
+    unit: '{injection}',
+    valueType: ValueType.INT,
+  });
+
   const gauges = createStateGauges(meter, attrs, resilience.admin, gaugeTimeout);
 
   const onEvent = (event: ResilienceEvent): void => {
@@ -134,6 +141,13 @@ export function instrumentResilience(
           ...attrs.base(event.policy, event.route),
           [AttributeKey.ACTION]: event.action,
           [AttributeKey.SCOPE]: event.scope,
+        });
+        return;
+      case 'chaos_injected':
+        // Only while an experiment runs: attributes built per event, not cached.
+        chaosInjected.add(1, {
+          ...attrs.base(event.policy, event.route),
+          [AttributeKey.INJECTION]: event.injection,
         });
         return;
       case 'breaker_state':

@@ -18,6 +18,7 @@ export const MetricName = Object.freeze({
   THROTTLE_REJECTION_PROBABILITY: 'ballast.throttle.rejection_probability',
   CONTROL_OVERRIDES: 'ballast.control.overrides',
   CONTROL_APPLIED: 'ballast.control.applied',
+  CHAOS_INJECTED: 'ballast.chaos.injected',
 } as const);
 
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
@@ -31,6 +32,7 @@ export const AttributeKey = Object.freeze({
   STORE: 'ballast.store',
   ACTION: 'ballast.action',
   SCOPE: 'ballast.scope',
+  INJECTION: 'ballast.injection',
 } as const);
 
 /** `ballast.breaker.state` values: ordered by severity, so `max()` across routes is the worst breaker. */
@@ -63,6 +65,7 @@ export const PROMETHEUS_NAMES: Readonly<Record<MetricName, readonly string[]>> =
   [MetricName.THROTTLE_REJECTION_PROBABILITY]: ['ballast_throttle_rejection_probability'],
   [MetricName.CONTROL_OVERRIDES]: ['ballast_control_overrides'],
   [MetricName.CONTROL_APPLIED]: ['ballast_control_applied_total'],
+  [MetricName.CHAOS_INJECTED]: ['ballast_chaos_injected_total'],
 });
 
 /**

@@ -6,6 +6,7 @@ import {
   AdaptiveThrottleStrategy,
   BackoffStrategy,
   BulkheadStrategy,
+  ChaosStrategy,
   CircuitBreakerStrategy,
   HedgeStrategy,
   RateLimitStrategy,
@@ -101,7 +102,11 @@ async function scenarioScrape(): Promise<string> {
   });
   const search = new ResiliencePolicy({
     name: 'search',
-    strategies: [new AdaptiveThrottleStrategy({ k: 1, minThroughput: 2 })],
+    strategies: [
+      new AdaptiveThrottleStrategy({ k: 1, minThroughput: 2 }),
+      // ballast.chaos.injected: latency of 0 ms changes nothing else in the scenario.
+      new ChaosStrategy({ enabled: true, latency: { rate: 1, delay: 0 } }),
+    ],
   });
   const resilience = new Resilience({
     policies: [orders, search],

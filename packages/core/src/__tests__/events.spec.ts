@@ -144,7 +144,7 @@ describe('events', () => {
     expect(events).toHaveLength(1);
   });
 
-  it('EventType names every event of SPEC §5', () => {
+  it('EventType names every event of SPEC §5 (and §14: control_applied, chaos_injected)', () => {
     expect(Object.values(EventType).sort()).toEqual(
       [
         'call',
@@ -160,6 +160,7 @@ describe('events', () => {
         'fallback',
         'store_degraded',
         'control_applied',
+        'chaos_injected',
       ].sort(),
     );
   });

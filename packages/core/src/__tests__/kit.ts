@@ -4,6 +4,8 @@ import { ResiliencePolicy, type ResiliencePolicyOptions } from '../policy/resili
 import { CircuitBreakerStrategy } from '../strategies/circuit-breaker-strategy';
 import type { Strategy } from '../strategies/strategy';
 import type { CircuitBreakerOptions } from '../strategies/types';
+import { PolicyRuntime } from '../executor/policy-runtime';
+import type { Resilience } from '../resilience';
 
 /**
  * Small shared tools for the executor suites (on top of `helpers.ts`): policy shorthands, typed errors, a
@@ -131,4 +133,15 @@ export function trackNodeTimers(): NodeTimerTracker {
       clear.mockRestore();
     },
   };
+}
+
+/** The runtime calls of `policyName` run on now, captured from a stream admission's key lookup (no fn runs). */
+export async function runtimeOf(resilience: Resilience, policyName: string): Promise<PolicyRuntime> {
+  const spy = jest.spyOn(PolicyRuntime.prototype, 'key');
+  try {
+    await resilience.admitStream(policyName).then((permit) => permit.settle());
+    return spy.mock.contexts.at(-1) as PolicyRuntime;
+  } finally {
+    spy.mockRestore();
+  }
 }

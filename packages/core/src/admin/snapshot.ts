@@ -1,6 +1,7 @@
 import type { PolicyMode } from '../policy/policy-mode';
 import type { StoreName } from '../events';
 import type { BreakerState } from '../stores/ports';
+import type { ChaosSettingsView } from '../strategies/chaos-strategy';
 
 /** One `(policy, route)` as the control plane sees it (SPEC §6). Absent fields: that strategy is not in the policy. */
 export interface ResilienceStateSnapshot {
@@ -29,6 +30,11 @@ export interface ResilienceStateSnapshot {
   readonly hedgeDelay?: number;
   readonly rateLimitTokens?: number;
   readonly throttleRejectionProbability?: number;
+  /**
+   * The policy's chaos settings in force (SPEC §14.3: its `ChaosStrategy`, or what `admin.setChaos` set); absent
+   * when it has none. See `chaosSettingsOf`.
+   */
+  readonly chaos?: ChaosSettingsView;
   /**
    * The stores that failed while this snapshot was taken: their fields (`breaker`, `rateLimitTokens`) show this
    * process's own local state instead, which a fleet sharing the store may not agree with. Absent when every store

@@ -10,6 +10,7 @@ import type { ResultVerdict } from '../errors/classify-result';
 import { classifiedResult } from './classified-result';
 import { retryAfterOf } from '../errors/classify';
 import { AttemptContext } from './attempt-context';
+import { callWithChaos } from './chaos';
 import { isPromiseLike } from './engine';
 import type { CallState } from './call-state';
 import type { Lane } from './lane';
@@ -49,7 +50,12 @@ function attemptOnce(inv: CallState, lane: Lane, n: number, now: number | undefi
   lane.ctx = ctx;
   let r: unknown;
   try {
-    r = inv.framed ? contextStorage.run(ctx, inv.fn, ctx) : inv.fn(ctx);
+    r =
+      inv.pr.chaosArmed !== undefined
+        ? callWithChaos(inv, ctx)
+        : inv.framed
+          ? contextStorage.run(ctx, inv.fn, ctx)
+          : inv.fn(ctx);
   } catch (err) {
     lane.error = err;
     return afterAttempt(inv, lane, false);

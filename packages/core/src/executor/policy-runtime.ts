@@ -3,6 +3,7 @@ import { WindowedP2Quantile } from '@ballast/p2-quantile';
 import type { ResiliencePolicy } from '../policy/resilience-policy';
 import type { PolicyMode } from '../policy/policy-mode';
 import { RetryBudgetState } from '../strategies/retry-budget';
+import { armedChaos, type ResolvedChaosOptions } from '../strategies/chaos-strategy';
 import {
   createBulkheadRuntime,
   type BulkheadHooks,
@@ -243,6 +244,15 @@ export class PolicyRuntime {
   #allPinnedAt = -1;
   /** After a sweep found every key pinned: when the first key pinned only by its breaker becomes evictable. */
   #retryAt = Infinity;
+  /**
+   * The chaos settings in force (SPEC §14.3): the policy's `ChaosStrategy` options, or what an operator set at run
+   * time; `undefined` when neither. Changed only through admin/chaos-settings.ts, which keeps `chaosArmed` in step.
+   */
+  chaos: ResolvedChaosOptions | undefined;
+  /** `chaos` while it is enabled and injects something, else `undefined`: the one field an attempt reads. */
+  chaosArmed: ResolvedChaosOptions | undefined;
+  /** Set when an operator changed `chaos` at run time: a retune keeps their settings (as it keeps `forcedAll`). */
+  chaosOverride = false;
   readonly breakerParams: BreakerParams | undefined;
   readonly rateParams: RateLimitParams | undefined;
   readonly digestParams: DigestParams | undefined;
@@ -278,6 +288,8 @@ export class PolicyRuntime {
       ab?.latencyQuantile === undefined
         ? undefined
         : Object.freeze({ quantile: ab.latencyQuantile, window: ab.window });
+    this.chaos = policy.chaos?.options;
+    this.chaosArmed = armedChaos(this.chaos);
   }
 
   /** Sets (or, with `undefined`, drops) the operator's mode override. */

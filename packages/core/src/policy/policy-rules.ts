@@ -6,7 +6,7 @@ import type { Strategy } from '../strategies/strategy';
 
 /** The policy slot each strategy type fills; the three bulkhead kinds share one. @internal */
 export type StrategySlot =
-  'rateLimit' | 'bulkhead' | 'circuitBreaker' | 'adaptiveThrottle' | 'retry' | 'timeout';
+  'rateLimit' | 'bulkhead' | 'circuitBreaker' | 'adaptiveThrottle' | 'retry' | 'timeout' | 'chaos';
 
 export const SLOT_OF_TYPE: Readonly<Record<Strategy['type'], StrategySlot>> = Object.freeze({
   rateLimit: 'rateLimit',
@@ -17,12 +17,14 @@ export const SLOT_OF_TYPE: Readonly<Record<Strategy['type'], StrategySlot>> = Ob
   adaptiveThrottle: 'adaptiveThrottle',
   retry: 'retry',
   timeout: 'timeout',
+  chaos: 'chaos',
 });
 
 /**
  * Composition order, outer → inner (SPEC §4): rate limit rejects before a bulkhead slot or breaker outcome is
  * touched; the bulkhead bounds everything below it; the breaker/throttle sees one outcome per logical call because
- * retry sits inside it; timeout is innermost so each attempt gets its own.
+ * retry sits inside it; timeout sits inside retry so each attempt gets its own; chaos is innermost, inside the
+ * timeout, so injected latency meets it (SPEC §14.3).
  */
 export const SLOT_RANK: Readonly<Record<StrategySlot, number>> = Object.freeze({
   rateLimit: 0,
@@ -31,6 +33,7 @@ export const SLOT_RANK: Readonly<Record<StrategySlot, number>> = Object.freeze({
   adaptiveThrottle: 2,
   retry: 3,
   timeout: 4,
+  chaos: 5,
 });
 
 /** The raw parts of a policy, before validation. @internal */

@@ -103,7 +103,7 @@ describe('policyFromSpec', () => {
       'strategies[1].failureRatio must be in (0, 1]',
       'strategies[2].backoff.jiter must be a known backoff option (base, max, multiplier, jitter)',
       'strategies[2].budget.min must be a known budget option (ratio, minThroughput)',
-      "strategies[5].type must be one of 'rateLimit', 'bulkhead', 'adaptiveBulkhead', 'gradientBulkhead', 'circuitBreaker', 'adaptiveThrottle', 'retry', 'timeout'",
+      "strategies[5].type must be one of 'rateLimit', 'bulkhead', 'adaptiveBulkhead', 'gradientBulkhead', 'circuitBreaker', 'adaptiveThrottle', 'retry', 'timeout', 'chaos'",
       'strategies[6] must be a strategy object { type, ...options }',
       'hedge.extra must be a known hedge option (delay, maxAttempts, budget, adaptiveDelayQuantile, delayMin, delayMax)',
       'hedge.maxAttempts must be an integer ≥ 2',

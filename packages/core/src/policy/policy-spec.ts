@@ -8,6 +8,12 @@ import {
 } from '../strategies/adaptive-throttle-strategy';
 import { BACKOFF_OPTION_KEYS } from '../strategies/backoff-strategy';
 import { BULKHEAD_OPTION_KEYS, BulkheadStrategy } from '../strategies/bulkhead-strategy';
+import {
+  CHAOS_FAULT_KEYS,
+  CHAOS_LATENCY_KEYS,
+  CHAOS_OPTION_KEYS,
+  ChaosStrategy,
+} from '../strategies/chaos-strategy';
 import { CIRCUIT_BREAKER_OPTION_KEYS, CircuitBreakerStrategy } from '../strategies/circuit-breaker-strategy';
 import {
   DEFAULT_GRADIENT_WINDOW_TIME,
@@ -27,6 +33,7 @@ import type {
   BackoffOptions,
   BulkheadOptions,
   CircuitBreakerOptions,
+  Duration,
   GradientBulkheadOptions,
   HedgeOptions,
   RateLimitOptions,
@@ -46,6 +53,9 @@ import { POLICY_MODES, type PolicyMode } from './policy-mode';
  * `{ name, strategies: [{ type, ...constructor options }], hedge?: {...}, failOpenOnStoreError? }`. Durations are
  * numbers (ms) or strings (`'250ms'`); `retry.backoff` is a nested `{ base, max, multiplier?, jitter? }`;
  * `retry.budget` and `hedge.budget` are nested `{ ratio, minThroughput? }`.
+ *
+ * A chaos strategy's fault and outcome are data here (`{ rate, message }`, `{ rate, value }`); ones given as functions
+ * in code are left out by `policyToSpec`.
  *
  * A **fallback cannot be expressed in JSON** (it is a function): `policyToSpec` leaves it out and `policyFromSpec`
  * rejects a `fallback` key. Attach a `FallbackStrategy` in code, or pass a per-call `fallback` to `run`.
@@ -74,7 +84,20 @@ export type StrategySpec =
   | ({ type: 'circuitBreaker' } & CircuitBreakerOptions)
   | ({ type: 'adaptiveThrottle' } & AdaptiveThrottleOptions)
   | RetrySpec
-  | ({ type: 'timeout' } & TimeoutOptions);
+  | ({ type: 'timeout' } & TimeoutOptions)
+  | ChaosSpec;
+
+/**
+ * The chaos strategy's JSON form (SPEC §14.3): its injections as data — a fault throws `new Error(message)`, an
+ * outcome returns `value`.
+ */
+export interface ChaosSpec {
+  type: 'chaos';
+  enabled?: boolean;
+  fault?: { rate: number; message?: string };
+  latency?: { rate: number; delay: Duration };
+  outcome?: { rate: number; value?: unknown };
+}
 
 export interface HedgeSpec extends HedgeOptions {
   budget?: RetryBudgetSpec;
@@ -124,6 +147,7 @@ const KINDS: Readonly<Record<StrategyType, StrategyKind>> = Object.freeze({
   },
   retry: { keys: RETRY_OPTION_KEYS, build: (o) => new RetryStrategy(o as never) },
   timeout: { keys: TIMEOUT_OPTION_KEYS, build: (o) => new TimeoutStrategy(o as never) },
+  chaos: { keys: CHAOS_OPTION_KEYS, build: (o) => new ChaosStrategy(o as never) },
 });
 
 const TYPES = Object.keys(KINDS) as StrategyType[];
@@ -178,7 +202,36 @@ function buildStrategy(v: OptionsValidator, path: string, entry: unknown): Strat
     if (isRecord(entry['backoff'])) checkNulls(v, `${path}.backoff`, entry['backoff'], BACKOFF_OPTION_KEYS);
     if (isRecord(entry['budget'])) checkNulls(v, `${path}.budget`, entry['budget'], BUDGET_OPTION_KEYS);
   }
+  if (type === 'chaos') chaosData(v, path, options);
   return v.nested(path, () => kind.build(options));
+}
+
+/**
+ * A chaos entry's injections as data: `error` / `result` functions are refused (the constructor would accept them);
+ * `null` is refused except as an outcome's `value` (a result of `null` is data).
+ */
+function chaosData(v: OptionsValidator, path: string, options: Record<string, unknown>): void {
+  for (const [key, code] of [
+    ['fault', 'error'],
+    ['outcome', 'result'],
+  ] as const) {
+    const o = options[key];
+    if (!isRecord(o) || o[code] === undefined) continue;
+    const data = key === 'fault' ? 'message' : 'value';
+    v.fail(
+      `${path}.${key}.${code}`,
+      `absent: a function cannot be expressed in JSON (give ${data})`,
+      o[code],
+    );
+    const { [code]: _code, ...rest } = o;
+    options[key] = rest;
+  }
+  const fault = options['fault'];
+  const latency = options['latency'];
+  const outcome = options['outcome'];
+  if (isRecord(fault)) checkNulls(v, `${path}.fault`, fault, CHAOS_FAULT_KEYS);
+  if (isRecord(latency)) checkNulls(v, `${path}.latency`, latency, CHAOS_LATENCY_KEYS);
+  if (isRecord(outcome)) checkNulls(v, `${path}.outcome`, outcome, ['rate']);
 }
 
 function buildHedge(v: OptionsValidator, entry: unknown): HedgeStrategy | undefined {
@@ -302,9 +355,23 @@ function strategySpec(s: Strategy): StrategySpec {
       if (s.options.burst === s.options.permits) delete out['burst'];
       return { type: s.type, ...out } as StrategySpec;
     }
+    case 'chaos':
+      return chaosSpec(s);
     default:
       return { type: s.type, ...defined(s.options) } as StrategySpec;
   }
+}
+
+/** Injections given as functions in code have no JSON form: left out, like the fallback and a retry's `delay`. */
+function chaosSpec(s: ChaosStrategy): ChaosSpec {
+  const { enabled, fault, latency, outcome } = s.options;
+  const spec: ChaosSpec = { type: 'chaos', enabled };
+  if (fault?.message !== undefined) spec.fault = { rate: fault.rate, message: fault.message };
+  if (latency !== undefined) spec.latency = { rate: latency.rate, delay: latency.delay };
+  if (outcome !== undefined && outcome.result === undefined)
+    spec.outcome =
+      outcome.value === undefined ? { rate: outcome.rate } : { rate: outcome.rate, value: outcome.value };
+  return spec;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { FallbackStrategy } from '../strategies/fallback-strategy';
 import type { HedgeStrategy } from '../strategies/hedge-strategy';
 import type { AdaptiveThrottleStrategy } from '../strategies/adaptive-throttle-strategy';
+import type { ChaosStrategy } from '../strategies/chaos-strategy';
 import type { CircuitBreakerStrategy } from '../strategies/circuit-breaker-strategy';
 import type { RateLimitStrategy } from '../strategies/rate-limit-strategy';
 import type { RetryStrategy } from '../strategies/retry-strategy';
@@ -18,7 +19,7 @@ import { POLICY_MODES, type PolicyMode } from './policy-mode';
 export interface ResiliencePolicyOptions {
   /** Unique within a `Resilience`; a policy named like a built-in (`transient`, `occ`) replaces it. */
   name: string;
-  /** Any order; composed outer → inner as rate limit → bulkhead → breaker | throttle → retry → timeout. */
+  /** Any order; composed outer → inner as rate limit → bulkhead → breaker | throttle → retry → timeout → chaos. */
   strategies: readonly Strategy[];
   /** Wraps everything, hedge included. */
   fallback?: FallbackStrategy<unknown> | undefined;
@@ -60,6 +61,7 @@ const DERIVED_KEYS: readonly string[] = [
   'adaptiveThrottle',
   'retry',
   'timeout',
+  'chaos',
 ];
 
 /**
@@ -86,6 +88,8 @@ export class ResiliencePolicy {
   readonly adaptiveThrottle: AdaptiveThrottleStrategy | undefined;
   readonly retry: RetryStrategy | undefined;
   readonly timeout: TimeoutStrategy | undefined;
+  /** The chaos strategy as configured; the settings in force live in the policy's runtime (`admin.setChaos`). */
+  readonly chaos: ChaosStrategy | undefined;
 
   constructor(options: ResiliencePolicyOptions) {
     const name: unknown = (options as Partial<ResiliencePolicyOptions> | undefined)?.name;
@@ -128,6 +132,7 @@ export class ResiliencePolicy {
     let adaptiveThrottle: AdaptiveThrottleStrategy | undefined;
     let retry: RetryStrategy | undefined;
     let timeout: TimeoutStrategy | undefined;
+    let chaos: ChaosStrategy | undefined;
     for (const s of strategies) {
       switch (s.type) {
         case 'rateLimit':
@@ -150,6 +155,9 @@ export class ResiliencePolicy {
         case 'timeout':
           timeout = s;
           break;
+        case 'chaos':
+          chaos = s;
+          break;
       }
     }
     this.rateLimit = rateLimit;
@@ -158,6 +166,7 @@ export class ResiliencePolicy {
     this.adaptiveThrottle = adaptiveThrottle;
     this.retry = retry;
     this.timeout = timeout;
+    this.chaos = chaos;
     Object.freeze(this);
   }
 }

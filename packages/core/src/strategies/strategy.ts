@@ -1,6 +1,7 @@
 import { AdaptiveBulkheadStrategy } from './adaptive-bulkhead-strategy';
 import { AdaptiveThrottleStrategy } from './adaptive-throttle-strategy';
 import { BulkheadStrategy } from './bulkhead-strategy';
+import { ChaosStrategy } from './chaos-strategy';
 import { CircuitBreakerStrategy } from './circuit-breaker-strategy';
 import { GradientBulkheadStrategy } from './gradient-bulkhead-strategy';
 import { RateLimitStrategy } from './rate-limit-strategy';
@@ -17,7 +18,8 @@ export type Strategy =
   | CircuitBreakerStrategy
   | AdaptiveThrottleStrategy
   | RetryStrategy
-  | TimeoutStrategy;
+  | TimeoutStrategy
+  | ChaosStrategy;
 
 const STRATEGY_CLASSES = [
   RateLimitStrategy,
@@ -28,6 +30,7 @@ const STRATEGY_CLASSES = [
   AdaptiveThrottleStrategy,
   RetryStrategy,
   TimeoutStrategy,
+  ChaosStrategy,
 ] as const;
 
 /** True for an instance of one of the pipeline strategy classes. */

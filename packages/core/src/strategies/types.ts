@@ -15,7 +15,8 @@ export type StrategyType =
   | 'circuitBreaker'
   | 'adaptiveThrottle'
   | 'retry'
-  | 'timeout';
+  | 'timeout'
+  | 'chaos';
 
 export type JitterMode = 'none' | 'full' | 'equal' | 'decorrelated';
 
