@@ -186,7 +186,7 @@ describe('@Resilient on something that is not a method', () => {
 });
 
 describe('@Resilient and @Hedged with bad arguments', () => {
-  it('refuse a policy that is not a name and a route that is not a string, when the class is defined', () => {
+  it('refuse a policy that is not a name and a route that is neither a string nor a function, when the class is defined', () => {
     const resilient = Resilient as (policy: unknown, options?: unknown) => unknown;
     const hedged = Hedged as (policy: unknown, options?: unknown) => unknown;
     expect(() => resilient(42)).toThrow(
@@ -199,13 +199,22 @@ describe('@Resilient and @Hedged with bad arguments', () => {
       expect.objectContaining({
         kind: 'configuration',
         message:
-          "Invalid @Hedged(): the policy must be a policy name, got '  '; options.route must be a string or undefined, got 7",
+          "Invalid @Hedged(): the policy must be a policy name, got '  '; options.route must be a string, a function of the call or undefined, got 7",
       }),
     );
     expect(() => resilient('plain', null)).toThrow(
       'Invalid @Resilient(): the options must be an object ({ route? }), got null',
     );
+    expect(() => resilient('plain', { route: { tenant: 'a' } })).toThrow(
+      expect.objectContaining({
+        kind: 'configuration',
+        message:
+          "Invalid @Resilient(): options.route must be a string, a function of the call or undefined, got { tenant: 'a' }",
+      }),
+    );
     expect(() => resilient('plain', { route: 'catalog' })).not.toThrow();
+    expect(() => resilient('plain', { route: () => 'tenant-a' })).not.toThrow();
+    expect(() => resilient('plain', { route: undefined })).not.toThrow();
   });
 });
 

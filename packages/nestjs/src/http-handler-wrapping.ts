@@ -7,6 +7,7 @@ import {
   SSE_METADATA,
   RouteParamtypes,
 } from './nest-internals';
+import type { ExecutionContext } from '@nestjs/common';
 import { MetadataScanner, Reflector, type ModulesContainer } from '@nestjs/core';
 import { ResilienceError } from '@ballast/core';
 import { CriticalityMetadata, type CriticalityLevel } from './criticality-level';
@@ -35,6 +36,7 @@ export interface HttpHandlerRuntime {
     handler: AnyMethod,
     self: unknown,
     args: unknown[],
+    context?: ExecutionContext,
   ): unknown;
 }
 
@@ -101,7 +103,8 @@ export function isWrappedHttpHandler(handler: unknown): boolean {
  *   `ResilienceInterceptor`; the class-level entry the decorators added is removed too, and kept on the class's
  *   handlers that still need it (microservice handlers and `@Sse()` streams, which stay on the interceptor);
  * - the request reaches the wrapper as one more handler argument (a `REQUEST` parameter at the end of the route's
- *   parameter metadata) that the wrapper removes before calling the handler;
+ *   parameter metadata — Nest's `ExecutionContext` instead when the route is a function of the call) that the
+ *   wrapper removes before calling the handler;
  * - each controller class gets its own wrapper (class-level decorators differ between classes sharing an inherited
  *   handler), and a class whose inherited handler is wrapped but which has no decorator of its own gets the original.
  *
@@ -191,27 +194,40 @@ function wrapHandler(
     if (key.includes(CUSTOM_ROUTE_ARGS_METADATA) && param.factory === callSignalFactory)
       signalIndices.push(param.index);
   }
-  Reflect.defineMetadata(
-    ROUTE_ARGS_METADATA,
-    {
-      ...params,
-      [`${RouteParamtypes.REQUEST}:${requestIndex}`]: { index: requestIndex, data: REQUEST_PARAM, pipes: [] },
-    },
-    owner,
-    name,
-  );
+  // A route function is asked about the call with Nest's ExecutionContext (SPEC §14.3): such a handler takes the
+  // context instead of the request (a parameter of its own whose factory Nest hands the context; it reaches global
+  // pipes as `@CallSignal()` does, with no metatype). Other handlers keep the REQUEST parameter, which costs less.
+  const withContext = typeof decorators.binding?.route === 'function';
+  const param = withContext
+    ? {
+        [`${CONTEXT_PARAM_TYPE}${CUSTOM_ROUTE_ARGS_METADATA}:${requestIndex}`]: {
+          index: requestIndex,
+          factory: handlerContext,
+          data: REQUEST_PARAM,
+          pipes: [],
+        },
+      }
+    : {
+        [`${RouteParamtypes.REQUEST}:${requestIndex}`]: {
+          index: requestIndex,
+          data: REQUEST_PARAM,
+          pipes: [],
+        },
+      };
+  Reflect.defineMetadata(ROUTE_ARGS_METADATA, { ...params, ...param }, owner, name);
   const plan: HttpHandlerPlan = { ...decorators, requestIndex, signalIndices };
   const state: WrapperState = { original };
   const wrapped: Wrapped = function (this: unknown, ...args: unknown[]): unknown {
-    // Nest's router passes exactly requestIndex + 1 arguments, the request last.
+    // Nest's router passes exactly requestIndex + 1 arguments, the request (or its context) last.
     if (args.length === requestIndex + 1) {
-      const request = args[requestIndex];
+      const context = withContext ? contextOf(args[requestIndex]) : undefined;
+      const request = withContext ? context?.getArgByIndex(0) : args[requestIndex];
       const server = serverOf(request);
       if (server !== undefined) {
         const runtime = runtimes.get(server);
         if (runtime === undefined) throw notInApplication(owner, name);
         args.length = requestIndex;
-        return runtime.runRequest(plan, request, original, this, args);
+        return runtime.runRequest(plan, request, original, this, args, context);
       }
     }
     return original.apply(this, args);
@@ -234,6 +250,22 @@ interface RouteParam {
 
 /** The `data` of the request parameter Ballast adds (Nest ignores `data` for `REQUEST`), to recognise it. */
 const REQUEST_PARAM = 'ballast:request';
+
+/** The parameter type of the context parameter (a custom one: the prefix of its metadata key). */
+const CONTEXT_PARAM_TYPE = 'ballastContext';
+
+/** The factory of the context parameter: Nest calls it with the request's ExecutionContext. */
+function handlerContext(_data: unknown, context: ExecutionContext): ExecutionContext {
+  return context;
+}
+
+/** `value` when it is an ExecutionContext (what {@link handlerContext} gave), else undefined (a direct call). */
+function contextOf(value: unknown): ExecutionContext | undefined {
+  const c = value as Partial<ExecutionContext> | null | undefined;
+  return typeof c?.getArgByIndex === 'function' && typeof c.getHandler === 'function'
+    ? (c as ExecutionContext)
+    : undefined;
+}
 
 /** An HTTP route handler that returns a response (`@Sse()` streams stay on the interceptor and its stream gate). */
 function isHttpRoute(method: object): boolean {

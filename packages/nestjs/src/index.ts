@@ -11,7 +11,13 @@ export type {
 
 // Decorators
 export { Resilient, Hedged, CallSignal, ResilienceBindingMetadata } from './resilient.decorator';
-export type { ResilientOptions, ResilienceBinding } from './resilient.decorator';
+export type {
+  ResilientOptions,
+  ResilienceBinding,
+  ResilientCall,
+  ResilientRequest,
+  RouteFunction,
+} from './resilient.decorator';
 export { Criticality, CriticalityMetadata, parseCriticality } from './criticality.decorator';
 export type { CriticalityLevel, CriticalityName } from './criticality.decorator';
 

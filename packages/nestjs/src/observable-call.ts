@@ -7,7 +7,7 @@ import {
   type Resilience,
   type RunOptions,
 } from '@ballast/core';
-import type { Observable, Subscriber, Subscription } from 'rxjs';
+import { from, type Observable, type Subscriber, type Subscription } from 'rxjs';
 
 /**
  * An observable run through a policy and replayed to one subscriber (a handler under the interceptor, an
@@ -176,4 +176,34 @@ class ObservableAttempt implements AbortHook {
     this.#onValues = this.#onError = undefined;
     if (this.#signal !== undefined) this.#signal.removeEventListener('abort', this);
   }
+}
+
+/**
+ * One attempt of an Observable-returning wrapped handler: subscribes, gathers what it emits, and resolves with an
+ * Observable of those values, which Nest answers with as it would the handler's own (its last value; an error if
+ * none). The attempt's abort (timeout, deadline, disconnect, lost hedge) unsubscribes.
+ */
+export function collect(source: Observable<unknown>, signal: AbortSignal): Promise<Observable<unknown>> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const values: unknown[] = [];
+    let subscription: Subscription | undefined = undefined;
+    const onAbort = (): void => {
+      subscription?.unsubscribe();
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    subscription = source.subscribe({
+      next: (value) => values.push(value),
+      error: (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+      complete: () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(from(values));
+      },
+    });
+    if (signal.aborted) subscription.unsubscribe();
+  });
 }

@@ -21,8 +21,10 @@ import {
   PROVIDER_WRAPPED as WRAPPED,
   ResilienceBindingMetadata,
   type ResilienceBinding,
+  type RouteFunction,
   runOptionsOf,
 } from './resilience-binding';
+import { routeOfCall, type CallRoute, type DecoratedMethod } from './call-route';
 import { StreamGate } from './stream-gate';
 import { attachGatewayFilter } from './gateway-filter';
 import {
@@ -240,6 +242,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
         binding,
         () => host,
         returnsObservable(proto, name),
+        { owner: proto.constructor, method: name },
         criticality,
       );
       // Modules that find their methods on the instance later (@nestjs/schedule's @Cron/@Interval/@Timeout, event
@@ -258,6 +261,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
         binding,
         (self) => (isObject(self) ? instanceHosts.get(self) : undefined) ?? latestHost<Host>(original),
         returnsObservable(proto, name),
+        { owner: proto.constructor, method: name },
         criticality,
       );
       Object.defineProperty(wrappedMethod, WRAPPED, { value: original });
@@ -277,9 +281,11 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     binding: ResilienceBinding | undefined,
     host: (self: unknown) => Host,
     observable: boolean,
+    where: DecoratedMethod,
     criticality?: CriticalityLevel,
   ): AnyMethod {
-    const inner = binding === undefined ? original : this.#policyWrapper(original, binding, host, observable);
+    const inner =
+      binding === undefined ? original : this.#policyWrapper(original, binding, host, observable, where);
     if (criticality === undefined) return inner;
     return function (this: unknown, ...args: unknown[]) {
       return bindCriticality(criticality, () => inner.apply(this, args));
@@ -291,12 +297,20 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     binding: ResilienceBinding,
     host: (self: unknown) => Host,
     observable: boolean,
+    where: DecoratedMethod,
   ): AnyMethod {
-    const options = runOptionsOf(binding);
+    // A fixed route's options are built once; a route function is asked for each call, about its arguments only
+    // (a provider method has no request or ExecutionContext). A failed answer refuses the call before any state.
+    const route = binding.route;
+    const fixed: CallRoute | undefined = typeof route === 'function' ? undefined : { ok: true, route };
+    const routeOf = (args: unknown[]): CallRoute =>
+      fixed ?? routeOfCall(binding, route as RouteFunction, { args }, where);
+    const options = fixed === undefined ? undefined : runOptionsOf(binding, fixed.route);
     if (isAsyncGeneratorFunction(original)) {
       return function (this: unknown, ...args: unknown[]) {
         return host(this).streams.gateIterable(
           binding,
+          routeOf(args),
           () => original.apply(this, args) as AsyncIterable<unknown>,
         );
       };
@@ -304,14 +318,17 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     if (observable) {
       return function (this: unknown, ...args: unknown[]) {
         return new Observable<unknown>((subscriber) => {
+          const callRoute = routeOf(args);
+          if (!callRoute.ok) return subscriber.error(callRoute.error);
           // A consumer that stops early (`take(1)`, `switchMap`, a cancelled RPC) aborts the call too, together
           // with the enclosing call's signal when there is one.
           const own = new AbortController();
           const parent = currentSignal();
+          const signal = parent === undefined ? own.signal : AbortSignal.any([parent, own.signal]);
           const call = runObservable(
             host(this).resilience,
             () => original.apply(this, args) as Observable<unknown>,
-            { ...options, signal: parent === undefined ? own.signal : AbortSignal.any([parent, own.signal]) },
+            runOptionsOf(binding, callRoute.route, signal),
             true,
             subscriber,
           );
@@ -322,11 +339,16 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
       };
     }
     return function (this: unknown, ...args: unknown[]) {
-      return host(this).resilience.run(() => {
-        const result = original.apply(this, args);
-        if (isObservable(result)) throw observableWithoutMetadata(original.name);
-        return result;
-      }, linkedTo(options));
+      const callRoute = routeOf(args);
+      if (!callRoute.ok) return Promise.reject(callRoute.error);
+      return host(this).resilience.run(
+        () => {
+          const result = original.apply(this, args);
+          if (isObservable(result)) throw observableWithoutMetadata(original.name);
+          return result;
+        },
+        linkedTo(options ?? runOptionsOf(binding, callRoute.route)),
+      );
     };
   }
 }

@@ -9,7 +9,7 @@ import {
 import { SSE_METADATA } from './nest-internals';
 import { Reflector } from '@nestjs/core';
 import { Resilience, parseDuration, type CallContext } from '@ballast/core';
-import { Observable, from, isObservable, throwError, type Subscriber, type Subscription } from 'rxjs';
+import { Observable, defer, isObservable, throwError, type Subscriber } from 'rxjs';
 import { clientDisconnectSignal, requestHeader } from './client-disconnect';
 import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality-level';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
@@ -28,7 +28,9 @@ import {
   parseBudget,
 } from './request-scope';
 import { StreamGate } from './stream-gate';
-import { ObservableCall, startObservable } from './observable-call';
+import { grpcBudget, grpcCall, grpcMetadata } from './grpc-call';
+import { handlerRoute, type CallRoute } from './call-route';
+import { ObservableCall, collect, startObservable } from './observable-call';
 import { isSubscriptionMethod } from './method-kinds';
 import {
   BALLAST_INTERCEPTOR,
@@ -184,11 +186,16 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
       return claimWhile(
         context,
         this,
-        this.streams.gateObservable(binding, () => next.handle()),
+        defer(() => {
+          const route = routeIn(context, binding, request);
+          if (!route.ok) return throwError(() => route.error);
+          return this.streams.gateObservable(binding, route.route, () => next.handle());
+        }),
       );
     return this.#run(
       context,
       binding,
+      request,
       next,
       http ? clientDisconnectSignal(request) : undefined,
       budget,
@@ -199,15 +206,19 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   #run(
     context: Claimable,
     binding: ResilienceBinding,
+    request: unknown,
     next: CallHandler,
     disconnect: AbortSignal | undefined,
     budget: number | undefined,
     criticality: CriticalityLevel | undefined,
   ): Observable<unknown> {
     return new Observable<unknown>((subscriber) => {
+      // Each subscription is a call of its own, with its own route; a failed route function refuses it (no state).
+      const route = routeIn(context, binding, request);
+      if (!route.ok) return subscriber.error(route.error);
       // Only a consumer that can unsubscribe early (RPC, WS) needs a signal of its own; HTTP has the connection's.
       const own = disconnect === undefined ? new AbortController() : undefined;
-      const options = runOptionsOf(binding, disconnect ?? own!.signal);
+      const options = runOptionsOf(binding, route.route, disconnect ?? own!.signal);
       // Claims the context before the first attempt reaches the entries listed after this one.
       const call = new ClaimingCall(subscriber, context, this);
       const start = () => startObservable(this.resilience, () => next.handle(), options, true, call);
@@ -233,6 +244,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     handler: AnyMethod,
     self: unknown,
     args: unknown[],
+    context?: ExecutionContext,
   ): unknown {
     const budget = this.#budgetOf(request);
     if (budget !== undefined && budget <= 0) throw inboundDeadlineExceeded();
@@ -247,7 +259,14 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
         inScope(budget, criticality, clock, () => result.subscribe(subscriber)),
       );
     }
-    const options = runOptionsOf(binding, clientDisconnectSignal(request));
+    // A route function gets Nest's ExecutionContext: the wrapper asks Nest for it then (http-handler-wrapping.ts).
+    let route = binding.route;
+    if (typeof route === 'function') {
+      const answer = handlerRoute(binding, route, context!, request);
+      if (!answer.ok) throw answer.error;
+      route = answer.route;
+    }
+    const options = runOptionsOf(binding, route, clientDisconnectSignal(request));
     const signals = plan.signalIndices;
     const attempt = (ctx: CallContext): unknown => {
       let attemptArgs = args;
@@ -362,34 +381,10 @@ function claimWhile<T>(context: Claimable, entry: object, source: Observable<T>)
   });
 }
 
-/**
- * One attempt of an Observable-returning wrapped handler: subscribes, gathers what it emits, and resolves with an
- * Observable of those values, which Nest answers with as it would the handler's own (its last value; an error if
- * none). The attempt's abort (timeout, deadline, disconnect, lost hedge) unsubscribes.
- */
-function collect(source: Observable<unknown>, signal: AbortSignal): Promise<Observable<unknown>> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const values: unknown[] = [];
-    let subscription: Subscription | undefined = undefined;
-    const onAbort = (): void => {
-      subscription?.unsubscribe();
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    subscription = source.subscribe({
-      next: (value) => values.push(value),
-      error: (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-      complete: () => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(from(values));
-      },
-    });
-    if (signal.aborted) subscription.unsubscribe();
-  });
+/** The route of one call of a handler: the binding's fixed one, or its route function's answer for `context`. */
+function routeIn(context: ExecutionContext, binding: ResilienceBinding, request: unknown): CallRoute {
+  const route = binding.route;
+  return typeof route === 'function' ? handlerRoute(binding, route, context, request) : { ok: true, route };
 }
 
 /**
@@ -399,30 +394,3 @@ function collect(source: Observable<unknown>, signal: AbortSignal): Promise<Obse
  */
 @Injectable()
 export class ResilienceControllerInterceptor extends ResilienceInterceptor {}
-
-/** A gRPC handler's metadata and call (Nest passes `(data, metadata, call)`), recognised by their shape. */
-interface GrpcCall {
-  readonly metadata: { get(key: string): unknown[] };
-  readonly call: { getDeadline?(): Date | number };
-}
-
-function grpcCall(context: ExecutionContext): GrpcCall | undefined {
-  if (context.getType() !== 'rpc') return undefined;
-  const metadata = context.getArgByIndex(1) as { get?: unknown; getMap?: unknown } | undefined;
-  const call = context.getArgByIndex(2) as { getDeadline?: unknown } | undefined;
-  if (typeof metadata?.get !== 'function' || typeof metadata.getMap !== 'function') return undefined;
-  return { metadata: metadata as GrpcCall['metadata'], call: (call ?? {}) as GrpcCall['call'] };
-}
-
-/** The ms left of a gRPC call's deadline (grpc-js parsed the caller's grpc-timeout), or undefined without one. */
-function grpcBudget(grpc: GrpcCall): number | undefined {
-  const deadline = grpc.call.getDeadline?.();
-  const at = deadline instanceof Date ? deadline.getTime() : deadline;
-  if (at === undefined || !Number.isFinite(at)) return undefined;
-  return Math.max(0, at - Date.now());
-}
-
-function grpcMetadata(metadata: GrpcCall['metadata'], key: string): string | undefined {
-  const value = metadata.get(key)[0];
-  return typeof value === 'string' ? value : undefined;
-}

@@ -2,12 +2,15 @@ import { ResilienceError, formatValue } from '@ballast/core';
 import {
   ResilienceBindingMetadata,
   type ResilienceBinding,
+  type ResilientCall,
   type ResilientOptions,
+  type ResilientRequest,
+  type RouteFunction,
 } from './resilience-binding';
 import { attachInterceptor } from './interceptor-entry';
 
 export { ResilienceBindingMetadata };
-export type { ResilienceBinding, ResilientOptions };
+export type { ResilienceBinding, ResilientCall, ResilientOptions, ResilientRequest, RouteFunction };
 
 /**
  * The binding's metadata plus Ballast's interceptor (interceptor-entry.ts): the interceptor is attached to the
@@ -52,7 +55,7 @@ function notAMethod(target: object, descriptor: PropertyDescriptor | undefined):
 /**
  * The decorator's own arguments, checked when the class is defined: a policy name that is not a string, or a
  * numeric route from a constants file, would otherwise fail every request at run time (or, for the route, become a
- * breaker key of its own).
+ * breaker key of its own). A route function's answers can only be checked per call (call-route.ts).
  */
 function checkArguments(decorator: string, policy: unknown, options: unknown): void {
   const problems: string[] = [];
@@ -62,8 +65,10 @@ function checkArguments(decorator: string, policy: unknown, options: unknown): v
     problems.push(`the options must be an object ({ route? }), got ${formatValue(options)}`);
   else {
     const route = (options as { route?: unknown }).route;
-    if (route !== undefined && typeof route !== 'string')
-      problems.push(`options.route must be a string or undefined, got ${formatValue(route)}`);
+    if (route !== undefined && typeof route !== 'string' && typeof route !== 'function')
+      problems.push(
+        `options.route must be a string, a function of the call or undefined, got ${formatValue(route)}`,
+      );
   }
   if (problems.length > 0)
     throw new ResilienceError({

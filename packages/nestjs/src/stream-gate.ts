@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Resilience, type StreamPermit } from '@ballast/core';
 import { Observable, type Subscription } from 'rxjs';
 import type { ResilienceBinding } from './resilience-binding';
+import type { CallRoute } from './call-route';
 
 export type { StreamPermit };
 
@@ -20,13 +21,17 @@ export class StreamGate {
     return this.resilience.admitStream(policyName, { route });
   }
 
-  /** An observable whose subscription is gated; used for `@Sse()` handlers. */
-  gateObservable<T>(binding: ResilienceBinding, open: () => Observable<T>): Observable<T> {
+  /** An observable whose subscription is gated under `route` (the call's: call-route.ts); for `@Sse()` handlers. */
+  gateObservable<T>(
+    binding: ResilienceBinding,
+    route: string | undefined,
+    open: () => Observable<T>,
+  ): Observable<T> {
     return new Observable<T>((subscriber) => {
       let inner: Subscription | undefined;
       let permit: StreamPermit | undefined;
       let closed = false;
-      this.acquire(binding.policy, binding.route).then(
+      this.acquire(binding.policy, route).then(
         (p) => {
           permit = p;
           if (closed) return p.settle(undefined, true);
@@ -52,12 +57,17 @@ export class StreamGate {
     });
   }
 
-  /** Wraps an async-generator method's result; the gate is consulted when iteration starts. */
+  /**
+   * Wraps an async-generator method's result; the gate is consulted when iteration starts, under `route` (the call's)
+   * or, when the call has no route because its route function failed, that failure (thrown, no permit taken).
+   */
   async *gateIterable<T>(
     binding: ResilienceBinding,
+    route: CallRoute,
     open: () => AsyncIterable<T>,
   ): AsyncGenerator<T, void, undefined> {
-    const permit = await this.acquire(binding.policy, binding.route);
+    if (!route.ok) throw route.error;
+    const permit = await this.acquire(binding.policy, route.route);
     let failed = false;
     try {
       yield* open();
