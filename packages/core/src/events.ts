@@ -70,14 +70,15 @@ export type ResilienceEvent =
   | (EventBase &
       Shadowed & { readonly type: 'fallback'; readonly error: unknown; readonly kind: ExceptionKind })
   | (EventBase & { readonly type: 'store_degraded'; readonly store: StoreName; readonly error: unknown })
-  | (EventBase & {
-      readonly type: 'chaos_injected';
-      readonly injection: ChaosInjection;
-      /** The attempt it was injected into (`ctx.attempt`). */
-      readonly attempt: number;
-      /** `latency` only: the injected delay (ms). */
-      readonly delay?: number;
-    })
+  | (EventBase &
+      Shadowed & {
+        readonly type: 'chaos_injected';
+        readonly injection: ChaosInjection;
+        /** The attempt it was injected into (`ctx.attempt`). */
+        readonly attempt: number;
+        /** `latency` only: the injected delay (ms). */
+        readonly delay?: number;
+      })
   | (EventBase & {
       readonly type: 'control_applied';
       /** The admin method whose change this replica applied (SPEC §14.1). */

@@ -5,6 +5,7 @@ import type { ResilienceStateSnapshot } from './admin/snapshot';
 import type { AdminActionOptions, ForceOpenOptions, RetuneOptions } from './admin/admin-arguments';
 import type { AuditEntry, ReplicaRecord } from './control/control-store';
 import type { PolicyMode } from './policy/policy-mode';
+import type { ChaosPatch } from './admin/chaos-patch';
 
 /** What the user function receives (SPEC §4). `signal` is created lazily on first read. */
 export interface CallContext {
@@ -56,6 +57,12 @@ export interface ResilienceAdmin {
    * set here outlives retunes; set `'enforce'` to go back.
    */
   setMode(policy: string, mode: PolicyMode, options?: AdminActionOptions): Promise<void>;
+  /**
+   * Changes a policy's chaos injection at run time (SPEC §14.3), fleet-wide by default: `enabled`, and each
+   * injection as data (`fault: { rate, message? }`, `latency: { rate, delay }`, `outcome: { rate, value? }`;
+   * `null` removes one). A patch changes only what it names; the settings outlive retunes.
+   */
+  setChaos(policy: string, patch: ChaosPatch, options?: AdminActionOptions): Promise<void>;
   /** Names of all registered policies (built-ins included). */
   policies(): Promise<string[]>;
   /** The replicas sharing the control store whose heartbeat has not expired (this one alone without one). */

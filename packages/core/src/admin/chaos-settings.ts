@@ -9,6 +9,7 @@ import {
   type ResolvedChaosOptions,
 } from '../strategies/chaos-strategy';
 import { OptionsValidator, formatValue } from '../validation/options-validator';
+import type { ChaosPatch } from './chaos-patch';
 
 /**
  * Run-time chaos (SPEC §14.3, `admin.setChaos`): the settings in force live in the policy's runtime
@@ -24,16 +25,7 @@ import { OptionsValidator, formatValue } from '../validation/options-validator';
  *   goes back to the policy's own.
  */
 
-/** A JSON-able change of a policy's chaos settings (the body of `admin.setChaos`). */
-export interface ChaosPatch {
-  enabled?: boolean;
-  /** `null` removes the fault injection. */
-  fault?: { rate: number; message?: string } | null;
-  /** `null` removes the latency injection. `delay` in ms (or a duration string such as `'200ms'`). */
-  latency?: { rate: number; delay: number | string } | null;
-  /** `null` removes the outcome injection. */
-  outcome?: { rate: number; value?: unknown } | null;
-}
+export type { ChaosPatch } from './chaos-patch';
 
 const PATCH_KEYS = ['enabled', 'fault', 'latency', 'outcome'] as const;
 
@@ -78,6 +70,20 @@ export function chaosPatchViolations(patch: unknown): string[] {
   const v = new OptionsValidator('chaos patch');
   applyPatch(v, NO_CHAOS, patch);
   return v.violations.map((x) => `${x.path} must be ${x.constraint}, got ${formatValue(x.value)}`);
+}
+
+/** Validates a patch into `v` (an admin call's validator: its violations are reported with the call's others). */
+export function checkChaosPatch(v: OptionsValidator, patch: unknown): void {
+  applyPatch(v, NO_CHAOS, patch);
+}
+
+/**
+ * A fleet `setChaos` stands as one cumulative patch over the policy's own settings (SPEC §14.1: replicas match a
+ * state, never replay commands): the new patch over the one standing, key by key (`null` kept: it removes).
+ */
+export function mergeChaosPatches(standing: unknown, patch: ChaosPatch): ChaosPatch {
+  const base = typeof standing === 'object' && standing !== null ? (standing as ChaosPatch) : {};
+  return { ...base, ...patch };
 }
 
 /**

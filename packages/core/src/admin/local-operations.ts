@@ -3,6 +3,7 @@ import type { KeyState, PolicyRuntime } from '../executor/policy-runtime';
 import type { ResiliencePolicy } from '../policy/resilience-policy';
 import { POLICY_MODES, type PolicyMode } from '../policy/policy-mode';
 import type { SettingAction } from '../control/control-store';
+import { chaosPatchViolations, resetChaosHere, setChaosHere, type ChaosPatch } from './chaos-settings';
 import { stateKey } from '../stores/ports';
 
 /** What the control plane may touch of a `Resilience` (its registry of policy runtimes), and nothing else. */
@@ -86,5 +87,9 @@ export function applySettingHere(pr: PolicyRuntime, action: SettingAction, value
     pr.setMode(value as PolicyMode);
     return true;
   }
-  return false;
+  // A fleet `setChaos` is the cumulative patch over the policy's own settings (see `mergeChaosPatches`).
+  if (chaosPatchViolations(value).length > 0) return false;
+  resetChaosHere(pr);
+  setChaosHere(pr, value as ChaosPatch);
+  return true;
 }

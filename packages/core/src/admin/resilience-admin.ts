@@ -24,6 +24,13 @@ import {
   type AdminHost,
 } from './local-operations';
 import type { ResilienceStateSnapshot } from './snapshot';
+import {
+  checkChaosPatch,
+  chaosSettingsOf,
+  mergeChaosPatches,
+  setChaosHere,
+  type ChaosPatch,
+} from './chaos-settings';
 
 export type { AdminHost } from './local-operations';
 
@@ -105,6 +112,8 @@ export function createAdmin(host: ControlledAdminHost): ResilienceAdmin {
     if (tokens !== undefined) snap.rateLimitTokens = tokens;
     if (ks.throttle !== undefined) snap.throttleRejectionProbability = ks.throttle.rejectionProbability(now);
     if (fallback !== undefined) snap.localFallback = fallback;
+    const chaos = chaosSettingsOf(pr);
+    if (chaos !== undefined) snap.chaos = chaos;
     return snap;
   };
 
@@ -156,17 +165,19 @@ export function createAdmin(host: ControlledAdminHost): ResilienceAdmin {
   const setting = async (
     action: SettingAction,
     pr: PolicyRuntime,
-    value: unknown,
+    fleetValue: unknown,
     o: ResolvedAdminOptions,
+    applyLocally: () => void,
+    localValue: unknown = fleetValue,
   ): Promise<void> => {
     const policy = pr.policy.name;
     if (o.scope === 'fleet') {
-      await control.write(change({ action, value }, policy, undefined, o));
+      await control.write(change({ action, value: fleetValue }, policy, undefined, o));
       return;
     }
-    applySettingHere(pr, action, value);
+    applyLocally();
     control.emitLocal(action, policy, undefined);
-    recordLocal(action, policy, undefined, o, { value });
+    recordLocal(action, policy, undefined, o, { value: localValue });
   };
 
   return Object.freeze({
@@ -263,7 +274,16 @@ export function createAdmin(host: ControlledAdminHost): ResilienceAdmin {
         if (!POLICY_MODES.includes(mode))
           v.fail('mode', `one of ${POLICY_MODES.map((m) => `'${m}'`).join(', ')}`, mode);
       });
-      await setting('setMode', need(policy), mode, o);
+      const pr = need(policy);
+      await setting('setMode', pr, mode, o, () => applySettingHere(pr, 'setMode', mode));
+    },
+
+    async setChaos(policy: string, patch: ChaosPatch, options?: unknown): Promise<void> {
+      const o = checkAdminCall('setChaos', policy, undefined, options, [], (v) => checkChaosPatch(v, patch));
+      const pr = need(policy);
+      // Fleet: the new patch over the standing one, so a replica that starts later applies the same settings.
+      const standing = mergeChaosPatches(control.setting('setChaos', policy), patch);
+      await setting('setChaos', pr, standing, o, () => setChaosHere(pr, patch), patch);
     },
 
     async replicas(): Promise<ReplicaRecord[]> {

@@ -10,6 +10,8 @@ export type SettingApplier = (pr: PolicyRuntime, action: SettingAction, value: u
  */
 export class AppliedSettings {
   readonly #seqs = new Map<string, number>();
+  /** The fleet's value of each setting this replica has seen (valid here or not). */
+  readonly #values = new Map<string, unknown>();
 
   constructor(
     private readonly runtime: (name: string) => PolicyRuntime | undefined,
@@ -22,6 +24,11 @@ export class AppliedSettings {
     for (const s of settings) this.apply(s);
   }
 
+  /** The fleet's standing value of a setting, as this replica last applied it. */
+  valueOf(action: SettingAction, policy: string): unknown {
+    return this.#values.get(`${action}:${policy}`);
+  }
+
   /** One setting, unless this replica already applied that change. */
   apply(s: PolicySetting): void {
     const id = `${s.action}:${s.policy}`;
@@ -29,6 +36,7 @@ export class AppliedSettings {
     const pr = this.runtime(s.policy);
     if (pr === undefined) return;
     this.#seqs.set(id, s.seq);
+    this.#values.set(id, s.value);
     if (this.applier(pr, s.action, s.value)) this.applied(s.action, s.policy);
     else
       process.emitWarning(

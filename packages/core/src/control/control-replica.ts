@@ -5,6 +5,7 @@ import type { ResiliencePolicy } from '../policy/resilience-policy';
 import { storeUnavailable, versionConflict } from './control-errors';
 import { LocalExpiries } from './local-expiry';
 import { AppliedSettings, type SettingApplier } from './applied-settings';
+import type { SettingAction } from './control-store';
 import { stateKey } from '../stores/ports';
 import type { TimerHandle } from '../time/clock';
 import { clearForcedHere, forceOpenHere, resetBreakerHere } from '../admin/local-operations';
@@ -173,6 +174,11 @@ export class ControlReplica {
     }
     await this.sync();
     return result;
+  }
+
+  /** The fleet's standing `setMode` / `setChaos` value of a policy, as this replica applied it. */
+  setting(action: SettingAction, policy: string): unknown {
+    return this.#settings.valueOf(action, policy);
   }
 
   /** A local-scope force-open with a ttl clears itself here when it ends. */

@@ -24,6 +24,20 @@ import { TimerEntry } from './timer-queue';
 export function callWithChaos(inv: CallState, ctx: AttemptContext): unknown {
   const chaos = inv.pr.chaosArmed!;
   const random = inv.engine.random;
+  // Shadow mode (SPEC §14.3): the draws are made and reported, but nothing is injected.
+  if (inv.shadow) {
+    const hit =
+      chaos.fault !== undefined && random() < chaos.fault.rate
+        ? 'fault'
+        : chaos.outcome !== undefined && random() < chaos.outcome.rate
+          ? 'outcome'
+          : chaos.latency !== undefined && random() < chaos.latency.rate
+            ? 'latency'
+            : undefined;
+    if (hit !== undefined)
+      injected(inv, hit, ctx.attempt, hit === 'latency' ? chaos.latency!.delay : undefined, true);
+    return callFn(inv, ctx);
+  }
   const fault = chaos.fault;
   if (fault !== undefined && random() < fault.rate) {
     injected(inv, 'fault', ctx.attempt, undefined);
@@ -52,14 +66,19 @@ function injected(
   injection: ChaosInjection,
   attempt: number,
   delay: number | undefined,
+  shadow?: true,
 ): void {
   const e = inv.engine;
   if (!e.listening) return;
-  e.emit(
-    delay === undefined
-      ? { type: 'chaos_injected', policy: inv.policyName, route: inv.route, injection, attempt }
-      : { type: 'chaos_injected', policy: inv.policyName, route: inv.route, injection, attempt, delay },
-  );
+  e.emit({
+    type: 'chaos_injected',
+    policy: inv.policyName,
+    route: inv.route,
+    injection,
+    attempt,
+    ...(delay === undefined ? {} : { delay }),
+    ...(shadow === undefined ? {} : { shadow }),
+  });
 }
 
 function injectedFault(inv: CallState, fault: ResolvedChaosFault): unknown {
