@@ -34,8 +34,12 @@ export function callsText(e: DashboardEntry): string {
 }
 
 export function rejectionsText(e: DashboardEntry): string {
-  const codes = Object.entries(e.rejections);
-  return codes.length === 0 ? '–' : codes.map(([code, n]) => `${code} ${rate(n)}`).join(', ');
+  const codes = Object.entries(e.rejections).map(([code, n]) => `${code} ${rate(n)}`);
+  // Shadow mode: what the policy would have refused (its calls ran), so the rollout can be judged before enforcing.
+  const would = Object.entries(e.shadowRejections ?? {}).map(([code, n]) => `${code} ${rate(n)}`);
+  if (e.mode === 'shadow')
+    codes.push(`shadow: would reject ${would.length === 0 ? 'none' : would.join(', ')}`);
+  return codes.length === 0 ? '–' : codes.join(', ');
 }
 
 export function bulkheadText(e: DashboardEntry): string {

@@ -8,6 +8,8 @@ export interface DashboardEntry {
   readonly policy: string;
   readonly route: string | null;
   readonly forcedOpen: boolean;
+  /** `shadow`: decisions are reported, not enforced (SPEC §14.3). */
+  readonly mode?: 'enforce' | 'shadow';
   readonly breaker?: {
     readonly state: 'closed' | 'open' | 'half_open';
     readonly failureRatio: number;
@@ -23,6 +25,7 @@ export interface DashboardEntry {
   readonly localFallback?: readonly string[];
   readonly rates: { success: number; failure: number; rejected: number; cancelled: number };
   readonly rejections: Readonly<Record<string, number>>;
+  readonly shadowRejections?: Readonly<Record<string, number>>;
   readonly latency?: { p50: number; p90: number; p99: number; max: number; samples: number };
   readonly breakerHistory: readonly { from: string; to: string; ago: number }[];
 }

@@ -242,6 +242,37 @@ export function actionTarget(
 }
 
 /**
+ * The body of a setting (`PUT …/mode`, `PUT …/chaos`): the setting's own fields (`valueKeys`), and `reason` and
+ * `scope` as the other actions take them. Every unknown field, and a query string, is a 400 naming it.
+ */
+export function settingBody(
+  headers: RequestHeaders,
+  body: unknown,
+  query: unknown,
+  valueKeys: readonly string[],
+): { value: Record<string, unknown>; options: { reason?: unknown; scope?: unknown } } {
+  const json = jsonBody(headers, body);
+  const check = new RequestCheck();
+  checkQuery(check, query, []);
+  const value: Record<string, unknown> = {};
+  const options: { reason?: unknown; scope?: unknown } = {};
+  const known = [...valueKeys, 'reason', 'scope'];
+  if (!isRecord(json))
+    check.fail('body', `a JSON object { ${known.map((k) => `"${k}"?`).join(', ')} }`, json);
+  else
+    for (const [key, v] of Object.entries(json)) {
+      if (valueKeys.includes(key)) value[key] = v;
+      else if (key === 'reason') {
+        if (typeof v === 'string') options.reason = v;
+        else check.fail('reason', 'a string', v);
+      } else if (key === 'scope') options.scope = v;
+      else check.fail(key, `a known field (${known.join(', ')})`, v);
+    }
+  check.throwIfInvalid();
+  return { value, options };
+}
+
+/**
  * The version an `If-Match` header names (`3`, or the entity tag `"3"` the API's responses carry as `ETag`).
  * Absent: undefined. Anything else (`*`, a list, a weak tag) is a 400: a compare-and-set the server cannot read
  * must not turn into an unconditional write.

@@ -62,6 +62,49 @@ describe.each(ADAPTERS)('admin HTTP API with a shared control store (%s)', (adap
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('PUT …/mode through A puts B in shadow: its rate limit reports and no longer refuses; GET /state shows it', async () => {
+    await http(a)
+      .put('/resilience/policies/limited/mode')
+      .set(auth)
+      .send({ mode: 'shadow', reason: 'watch the limit' })
+      .expect(200, { policy: 'limited', mode: 'shadow', scope: 'fleet' });
+    for (let i = 0; i < 4; i++) await http(b).get('/api/limited').expect(200); // 2 per minute when enforced
+    const state = await http(b).get('/resilience/state?policy=limited').set(auth).expect(200);
+    expect(state.body.state).toEqual([expect.objectContaining({ policy: 'limited', mode: 'shadow' })]);
+    await http(a).put('/resilience/policies/limited/mode').set(auth).send({ mode: 'enforce' }).expect(200);
+    await http(b).get('/api/limited').expect(429);
+    const bad = await http(a).put('/resilience/policies/limited/mode').set(auth).send({ mode: 'loud', x: 1 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/x must be a known field \(mode, reason, scope\)/);
+    const badMode = await http(a).put('/resilience/policies/limited/mode').set(auth).send({ mode: 'loud' });
+    expect(badMode.status).toBe(400);
+    expect(badMode.body.message).toMatch(/mode must be one of 'enforce', 'shadow', got 'loud'/);
+    const audit = await http(b).get('/resilience/audit').set(auth).expect(200);
+    expect(audit.body.entries.map((e: { value?: unknown }) => e.value)).toEqual(['enforce', 'shadow']);
+  });
+
+  it('PUT …/chaos through A injects on B, as a patch; a bad patch is a 400 naming each field', async () => {
+    await http(a)
+      .put('/resilience/policies/guarded/chaos')
+      .set(auth)
+      .send({ enabled: true, outcome: { rate: 1, value: { canned: true } }, reason: 'game day' })
+      .expect(200);
+    // The fixture's handler fails (503) until told otherwise: the injected outcome replaces it.
+    await http(b).get('/api/flaky').expect(200, { canned: true });
+    await http(b).get('/api/limited').expect(200, { ok: true }); // another policy: untouched
+    const bad = await http(a)
+      .put('/resilience/policies/guarded/chaos')
+      .set(auth)
+      .send({ fault: { rate: 2 }, latency: { rate: 0.5 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/fault\.rate must be/);
+    expect(bad.body.message).toMatch(/latency\.delay must be/);
+    await http(a).put('/resilience/policies/guarded/chaos').set(auth).send({ enabled: false }).expect(200);
+    await http(b).get('/api/flaky').expect(503); // the handler itself again
+    const audit = await http(b).get('/resilience/audit?limit=2').set(auth).expect(200);
+    expect(audit.body.entries.map((e: { action: string }) => e.action)).toEqual(['setChaos', 'setChaos']);
+  });
+
   it('a force-open with ttl and reason through A refuses on B; the audit names the principal, never the token', async () => {
     await http(a)
       .post('/resilience/policies/limited/force-open')

@@ -31,6 +31,7 @@ import {
   ifMatchVersion,
   reportedViolations,
   jsonBody,
+  settingBody,
   singleQueryValue,
   type RequestHeaders,
 } from './admin-request';
@@ -124,6 +125,53 @@ export class ResilienceAdminController {
       } as never),
     );
     return { policy, route: route ?? null, reset: true, scope: scopeOf(options) };
+  }
+
+  /** Enforce or shadow (SPEC §14.3): body `{ "mode": "shadow", "reason"?, "scope"? }`. */
+  @Put('policies/:policy/mode')
+  @HttpCode(200)
+  async setMode(
+    @Param('policy') policy: string,
+    @Headers() headers: RequestHeaders,
+    @Body() body: unknown,
+    @Query() query: unknown,
+    @Req() request: unknown,
+  ): Promise<{ policy: string; mode: unknown; scope: string }> {
+    const { value, options } = settingBody(headers, body, query, ['mode']);
+    await adminCall(() =>
+      this.resilience.admin.setMode(
+        policy,
+        value['mode'] as never,
+        {
+          ...defined(options),
+          ...this.#actor(request),
+        } as never,
+      ),
+    );
+    return { policy, mode: value['mode'], scope: scopeOf(options) };
+  }
+
+  /**
+   * Chaos at run time (SPEC §14.3): body `{ "enabled"?, "fault"?, "latency"?, "outcome"?, "reason"?, "scope"? }`,
+   * a patch (`null` removes an injection). Answers the patch applied.
+   */
+  @Put('policies/:policy/chaos')
+  @HttpCode(200)
+  async setChaos(
+    @Param('policy') policy: string,
+    @Headers() headers: RequestHeaders,
+    @Body() body: unknown,
+    @Query() query: unknown,
+    @Req() request: unknown,
+  ): Promise<{ policy: string; chaos: unknown; scope: string }> {
+    const { value, options } = settingBody(headers, body, query, ['enabled', 'fault', 'latency', 'outcome']);
+    await adminCall(() =>
+      this.resilience.admin.setChaos(policy, value, {
+        ...defined(options),
+        ...this.#actor(request),
+      } as never),
+    );
+    return { policy, chaos: value, scope: scopeOf(options) };
   }
 
   /** The replicas sharing the control store (SPEC §14.1), this one alone without a shared store. */

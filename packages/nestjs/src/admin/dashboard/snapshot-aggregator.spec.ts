@@ -18,7 +18,7 @@ const call = (outcome: 'success' | 'failure' | 'rejected' | 'cancelled', duratio
     duration,
     ...(code === undefined ? {} : { code }),
   }) as ResilienceEvent;
-const entry = { policy: 'p', route: null, forcedOpen: false, version: 0 };
+const entry = { policy: 'p', route: null, forcedOpen: false, version: 0, mode: 'enforce' as const };
 
 describe('SnapshotAggregator', () => {
   it('reports calls per second by outcome and rejections by code over the time since the last snapshot', () => {
@@ -44,6 +44,23 @@ describe('SnapshotAggregator', () => {
     expect(next.entries[0]).toMatchObject({ rates: { success: 0, failure: 0, rejected: 0, cancelled: 0 } });
     expect(next.entries[0]!.rejections).toEqual({});
     expect(next.entries[0]!.latency).toBeUndefined();
+  });
+
+  it('shadow mode: refusals decided but not enforced are counted apart; the calls count by how they really ended', () => {
+    const agg = new SnapshotAggregator(0);
+    const shadowed = { type: 'rejected', policy: 'p', route: undefined, code: 'rate_limited', shadow: true };
+    agg.record(shadowed as ResilienceEvent, 10);
+    agg.record(shadowed as ResilienceEvent, 10);
+    agg.record({ type: 'rejected', policy: 'p', route: undefined, code: 'rate_limited' }, 10); // enforced: its call counts
+    agg.record(call('success', 10), 10);
+    const snap = agg.take(['p'], [{ ...entry, mode: 'shadow' }], 1000);
+    expect(snap.entries[0]).toMatchObject({
+      mode: 'shadow',
+      rates: { success: 1, failure: 0, rejected: 0, cancelled: 0 },
+      rejections: {},
+      shadowRejections: { rate_limited: 2 },
+    });
+    expect(agg.take(['p'], [entry], 2000).entries[0]).not.toHaveProperty('shadowRejections');
   });
 
   it('lists a (policy, route) that had calls even when the admin state does not', () => {

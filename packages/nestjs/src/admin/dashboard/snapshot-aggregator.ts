@@ -25,6 +25,11 @@ export interface DashboardEntry extends AdminStateEntry {
   readonly rates: OutcomeRates;
   /** Rejected calls per second by Ballast code (`circuit_open`, `rate_limited`, …). */
   readonly rejections: Readonly<Record<string, number>>;
+  /**
+   * Shadow mode (SPEC §14.3): refusals per second by code that the policy decided but did not enforce (its calls
+   * ran). Absent when there were none in the interval.
+   */
+  readonly shadowRejections?: Readonly<Record<string, number>>;
   readonly latency?: LatencyQuantiles;
   /** The last {@link HISTORY_LENGTH} breaker transitions, oldest first. */
   readonly breakerHistory: readonly BreakerChange[];
@@ -50,6 +55,7 @@ interface Window {
   readonly route: string | null;
   readonly counts: Record<CallOutcome, number>;
   readonly rejections: Map<string, number>;
+  readonly shadowRejections: Map<string, number>;
   readonly durations: number[];
   /** Keep one duration in `stride` (doubled each time the buffer fills), so a busy route stays bounded. */
   stride: number;
@@ -90,7 +96,10 @@ export class SnapshotAggregator {
   }
 
   record(event: ResilienceEvent, now: number): void {
-    if (event.type === 'call') {
+    if (event.type === 'rejected' && event.shadow === true) {
+      const w = this.#window(event.policy, event.route ?? null);
+      w.shadowRejections.set(event.code, (w.shadowRejections.get(event.code) ?? 0) + 1);
+    } else if (event.type === 'call') {
       const w = this.#window(event.policy, event.route ?? null);
       w.counts[event.outcome]++;
       if (event.outcome === 'rejected') {
@@ -129,6 +138,7 @@ export class SnapshotAggregator {
     // A (policy, route) the admin state does not list (a policy of retries and timeouts only) still had calls.
     const seen = new Set(state.map((s) => keyOf(s.policy, s.route)));
     const versions = new Map(state.map((s) => [s.policy, s.version]));
+    const modes = new Map(state.map((s) => [s.policy, s.mode]));
     const unlisted = [...windows.values()]
       .filter((w) => !seen.has(keyOf(w.policy, w.route)))
       .map((w): AdminStateEntry => ({
@@ -136,6 +146,7 @@ export class SnapshotAggregator {
         route: w.route,
         forcedOpen: false,
         version: versions.get(w.policy) ?? 0,
+        mode: modes.get(w.policy) ?? 'enforce',
       }));
     const entries = [...state, ...unlisted].map((s): DashboardEntry => {
       const key = keyOf(s.policy, s.route);
@@ -143,6 +154,8 @@ export class SnapshotAggregator {
       const counts = w?.counts ?? freshCounts();
       const rejections: Record<string, number> = {};
       for (const [code, n] of w?.rejections ?? []) rejections[code] = perSecond(n);
+      let shadowRejections: Record<string, number> | undefined;
+      for (const [code, n] of w?.shadowRejections ?? []) (shadowRejections ??= {})[code] = perSecond(n);
       const latency = w === undefined ? undefined : quantiles(w.durations);
       return {
         ...s,
@@ -153,6 +166,7 @@ export class SnapshotAggregator {
           cancelled: perSecond(counts.cancelled),
         },
         rejections,
+        ...(shadowRejections === undefined ? {} : { shadowRejections }),
         ...(latency === undefined ? {} : { latency }),
         breakerHistory: (this.#history.get(key) ?? []).map((c) => ({
           from: c.from,
@@ -168,7 +182,16 @@ export class SnapshotAggregator {
     const key = keyOf(policy, route);
     let w = this.#windows.get(key);
     if (w === undefined) {
-      w = { policy, route, counts: freshCounts(), rejections: new Map(), durations: [], stride: 1, seen: 0 };
+      w = {
+        policy,
+        route,
+        counts: freshCounts(),
+        rejections: new Map(),
+        shadowRejections: new Map(),
+        durations: [],
+        stride: 1,
+        seen: 0,
+      };
       this.#windows.set(key, w);
     }
     return w;
