@@ -127,10 +127,21 @@ export function instrumentResilience(
         return;
       }
       case 'rejected':
-        rejections.add(1, attrs.code(event.policy, event.route, event.code));
+        // Shadow mode (SPEC §14.3): what would have been refused, a series of its own (rare: a rollout's watch).
+        rejections.add(
+          1,
+          event.shadow === true
+            ? { ...attrs.code(event.policy, event.route, event.code), [AttributeKey.SHADOW]: true }
+            : attrs.code(event.policy, event.route, event.code),
+        );
         return;
       case 'retry':
-        retries.add(1, attrs.base(event.policy, event.route));
+        retries.add(
+          1,
+          event.shadow === true
+            ? { ...attrs.base(event.policy, event.route), [AttributeKey.SHADOW]: true }
+            : attrs.base(event.policy, event.route),
+        );
         return;
       case 'store_degraded':
         storeDegraded.add(1, attrs.store(event.policy, event.route, event.store));
@@ -148,6 +159,7 @@ export function instrumentResilience(
         chaosInjected.add(1, {
           ...attrs.base(event.policy, event.route),
           [AttributeKey.INJECTION]: event.injection,
+          ...(event.shadow === true ? { [AttributeKey.SHADOW]: true } : {}),
         });
         return;
       case 'breaker_state':

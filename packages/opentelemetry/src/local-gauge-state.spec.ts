@@ -1,11 +1,12 @@
 import type { ResilienceStateSnapshot } from '@ballast/core';
 import { LocalGaugeState, type LocalKeyState } from './local-gauge-state';
 
-const snap = (route: string, extra: Partial<ResilienceStateSnapshot> = {}): ResilienceStateSnapshot => ({
+const snap = (route: string, extra: Omit<Partial<ResilienceStateSnapshot>, 'mode'> = {}): ResilienceStateSnapshot => ({
   policy: 'p',
   route,
   forcedOpen: false,
   version: 0,
+  mode: 'enforce',
   ...extra,
 });
 const closed = { state: 'closed', failureRatio: 0, calls: 0 } as const;

@@ -33,6 +33,8 @@ export const AttributeKey = Object.freeze({
   ACTION: 'ballast.action',
   SCOPE: 'ballast.scope',
   INJECTION: 'ballast.injection',
+  /** `true` on what a policy in shadow mode decided but did not enforce (SPEC §14.3); absent otherwise. */
+  SHADOW: 'ballast.shadow',
 } as const);
 
 /** `ballast.breaker.state` values: ordered by severity, so `max()` across routes is the worst breaker. */
