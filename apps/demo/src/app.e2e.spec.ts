@@ -151,6 +151,34 @@ describe.each(['express', 'fastify'] as const)('demo app (real HTTP, %s)', (adap
     for (let i = 0; i < 20; i++) await http().get('/products').expect(200);
   });
 
+  it('a chaos drill switched on over HTTP stalls the stock reads past their timeout, until the breaker opens', async () => {
+    await http()
+      .put('/resilience/policies/inventory/chaos')
+      .set(auth)
+      .send({ enabled: true, latency: { rate: 1, delay: '800ms' }, reason: 'drill' })
+      .expect(200);
+    const codes: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await pump(clock, Promise.resolve(http().get('/products/anchor-01')));
+      codes.push(`${res.status} ${res.body.code}`);
+    }
+    expect(codes).toEqual([...Array(5).fill('504 attempt_timeout'), '503 circuit_open']);
+    expect(app.get(InventoryBackend).stats.served).toBe(0); // the injected wait ended each attempt first
+    await http().put('/resilience/policies/inventory/chaos').set(auth).send({ enabled: false }).expect(200);
+    await http().post('/resilience/policies/inventory/reset').set(auth).expect(200);
+    const ok = await pump(clock, Promise.resolve(http().get('/products/anchor-01')));
+    expect(ok.status).toBe(200);
+  });
+
+  it('a policy put in shadow mode over HTTP answers every call, and reports what it would refuse', async () => {
+    await http().put('/resilience/policies/public-api/mode').set(auth).send({ mode: 'shadow' }).expect(200);
+    for (let i = 0; i < 8; i++) await http().get('/products').expect(200); // 5 per 10 s when enforced
+    const { body } = await http().get('/resilience/state?policy=public-api').set(auth).expect(200);
+    expect(body.state[0]).toMatchObject({ mode: 'shadow' });
+    await http().put('/resilience/policies/public-api/mode').set(auth).send({ mode: 'enforce' }).expect(200);
+    await http().get('/products').expect(429);
+  });
+
   it('honours the deadline header: 504 when the budget runs out before the backend answers', async () => {
     await http().put('/backend').send({ latencyMs: 200 }).expect(200);
     const res = await pump(

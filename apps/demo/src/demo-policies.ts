@@ -24,6 +24,9 @@ export const DEMO_POLICIES: PolicySpec[] = [
       },
       { type: 'retry', maxAttempts: 2, backoff: { base: '50ms', max: '200ms' } },
       { type: 'timeout', timeout: '500ms' },
+      // A chaos drill, off until an operator turns it on (PUT /resilience/policies/inventory/chaos): a third of the
+      // stock reads stall past the timeout, to watch the timeout, the retry and the breaker do their work.
+      { type: 'chaos', enabled: false, latency: { rate: 0.33, delay: '800ms' } },
     ],
   },
   {
