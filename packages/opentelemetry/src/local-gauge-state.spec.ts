@@ -1,7 +1,10 @@
 import type { ResilienceStateSnapshot } from '@ballast/core';
 import { LocalGaugeState, type LocalKeyState } from './local-gauge-state';
 
-const snap = (route: string, extra: Omit<Partial<ResilienceStateSnapshot>, 'mode'> = {}): ResilienceStateSnapshot => ({
+const snap = (
+  route: string,
+  extra: Omit<Partial<ResilienceStateSnapshot>, 'mode'> = {},
+): ResilienceStateSnapshot => ({
   policy: 'p',
   route,
   forcedOpen: false,
