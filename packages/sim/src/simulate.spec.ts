@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import {
   AdaptiveBulkheadStrategy,
   BackoffStrategy,
+  ChaosStrategy,
+  RateLimitStrategy,
   ResiliencePolicy,
   RetryStrategy,
   TimeoutStrategy,
@@ -108,6 +110,41 @@ describe('simulate', () => {
       'demo-limit.svg',
     ]);
     expect(readFileSync(r.charts[0]!, 'utf8')).toMatch(/^<svg[\s\S]*Throughput[\s\S]*<\/svg>$/);
+  });
+
+  it('a shadow-mode policy refuses nothing, and reports the refusals the enforced policy makes', async () => {
+    const limit = (mode: 'enforce' | 'shadow') =>
+      new ResiliencePolicy({
+        name: 'api',
+        mode,
+        strategies: [new RateLimitStrategy({ permits: 150, per: '1s', burst: 20 })],
+      });
+    const options = { ...base, duration: 3000, replicas: 1 };
+    const enforced = await simulate({ ...options, policy: limit('enforce') });
+    const shadow = await simulate({ ...options, policy: limit('shadow') });
+    const rejected = summarize(enforced).rejected;
+    expect(rejected['rate_limited']).toBeGreaterThan(100);
+    expect(summarize(shadow).rejectedTotal).toBe(0);
+    expect(shadow.events.shadowRejected).toEqual(rejected);
+    expect(enforced.events.shadowRejected).toEqual({});
+  });
+
+  it('tallies chaos injections by kind', async () => {
+    const chaotic = new ResiliencePolicy({
+      name: 'api',
+      strategies: [
+        new ChaosStrategy({ enabled: true, fault: { rate: 0.1 }, latency: { rate: 0.2, delay: 5 } }),
+      ],
+    });
+    const r = await simulate({ ...base, duration: 2000, replicas: 1, policy: chaotic });
+    const { fault, latency, outcome } = r.events.chaosInjected;
+    const requests = summarize(r).requests;
+    expect(outcome).toBe(0);
+    // Fault on 10 % of attempts, latency on 20 % of the rest (seeded: ±5σ bounds cannot flake).
+    expect(Math.abs(fault - 0.1 * requests)).toBeLessThan(5 * Math.sqrt(requests * 0.1 * 0.9));
+    expect(Math.abs(latency - 0.18 * requests)).toBeLessThan(5 * Math.sqrt(requests * 0.18 * 0.82));
+    // The injected faults are the run's only failures (a plain Error: the sim labels it by its name).
+    expect(summarize(r).failed).toEqual({ Error: fault });
   });
 
   it('rejects invalid options, naming each', async () => {

@@ -98,6 +98,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     throttleRejects: 0,
     attemptTimeouts: 0,
     queueShedsByCriticality: [0, 0, 0, 0],
+    shadowRejected: {},
+    chaosInjected: { fault: 0, latency: 0, outcome: 0 },
   };
   const instances = Array.from({ length: replicas }, (_, i) => {
     const r = new Resilience({ policies: [policy], clock, random: randomStream(seed, `replica-${i}`) });
@@ -120,6 +122,12 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
           break;
         case 'attempt_timeout':
           events.attemptTimeouts++;
+          break;
+        case 'rejected':
+          if (e.shadow === true) events.shadowRejected[e.code] = (events.shadowRejected[e.code] ?? 0) + 1;
+          break;
+        case 'chaos_injected':
+          events.chaosInjected[e.injection]++;
           break;
         case 'bulkhead_shed':
           events.queueShedsByCriticality[e.criticality]!++;

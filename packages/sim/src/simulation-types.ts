@@ -70,6 +70,13 @@ export interface EventTallies {
   attemptTimeouts: number;
   /** `bulkhead_shed` events (CoDel sheds at dequeue) by criticality 0..3. */
   readonly queueShedsByCriticality: number[];
+  /**
+   * A policy in shadow mode (SPEC §14.3): the refusals it decided but did not enforce, by code (its requests ran).
+   * Compare with an enforced run's `summarize(r).rejected` to see what enforcing would refuse.
+   */
+  readonly shadowRejected: Record<string, number>;
+  /** `chaos_injected` events by injection (a policy with a `ChaosStrategy`; shadow-mode draws included). */
+  readonly chaosInjected: { fault: number; latency: number; outcome: number };
 }
 
 /** What `simulate` returns. Windowed summaries: `summarize(result, from, to)`; series: `timeSeries(result)`. */
