@@ -139,6 +139,15 @@ describe('the dashboard in a browser (demo app, Chromium)', () => {
       .waitFor();
   });
 
+  it('shows what a policy in shadow mode would refuse, apart from what it refused', async () => {
+    expect((await admin('PUT', '/resilience/policies/public-api/mode', { mode: 'shadow' })).status).toBe(200);
+    for (let i = 0; i < 8; i++) expect((await fetch(`${base}/products`)).status).toBe(200);
+    await row('public-api')
+      .locator('span', { hasText: /shadow: would reject rate_limited \d/ })
+      .waitFor();
+    expect((await admin('PUT', '/resilience/policies/public-api/mode', { mode: 'enforce' })).status).toBe(200);
+  });
+
   it('refuses force-open from the page without a token, and forces it open with one', async () => {
     await openDetail('checkout');
     await page.click('#forget-token');
