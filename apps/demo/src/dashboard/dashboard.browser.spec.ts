@@ -145,7 +145,9 @@ describe('the dashboard in a browser (demo app, Chromium)', () => {
     await row('public-api')
       .locator('span', { hasText: /shadow: would reject rate_limited \d/ })
       .waitFor();
-    expect((await admin('PUT', '/resilience/policies/public-api/mode', { mode: 'enforce' })).status).toBe(200);
+    expect((await admin('PUT', '/resilience/policies/public-api/mode', { mode: 'enforce' })).status).toBe(
+      200,
+    );
   });
 
   it('refuses force-open from the page without a token, and forces it open with one', async () => {
