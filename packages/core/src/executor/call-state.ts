@@ -9,7 +9,8 @@ import type { KeyState, PolicyRuntime } from './policy-runtime';
  * What the stages of a call — the hedge over its lanes, the pipeline's admissions (pipeline.ts), the attempts and
  * their retries (attempts.ts), the pass's end (pass-end.ts) — read and call on the call they serve. `Invocation`
  * implements it; the stages import this interface, never `Invocation`, so the executor is a one-way chain:
- * invocation → hedge → pipeline → attempts → pass-end, each depending only on the ones after it and on this file
+ * invocation → (call-fallback | hedge → pipeline → attempts → pass-end), each depending only on the ones after it and
+ * on this file
  * (tools/check-layers.mjs refuses an import cycle).
  */
 export interface CallState extends Lane {

@@ -1,12 +1,12 @@
-import { contextStorage, currentFrame } from '../context/context-storage';
+import { currentFrame } from '../context/context-storage';
 import { ErrorCode, isOwnResilienceError, type ResilienceError } from '../errors/resilience-error';
 import { stacklessError } from '../errors/stackless';
 import type { CallOutcome } from '../events';
 import type { Clock } from '../time/clock';
-import type { CallContext, Fallback, RunOptions } from '../resilience-types';
-import { AMBIENT_SIGNAL, AttemptContext } from './attempt-context';
-import type { CallState } from './call-state';
-import { isPromiseLike, type Engine } from './engine';
+import type { CallContext, RunOptions } from '../resilience-types';
+import { AMBIENT_SIGNAL } from './attempt-context';
+import { tryFallback, type FallbackCall } from './call-fallback';
+import type { Engine } from './engine';
 import { runHedged } from './hedge';
 import { Lane } from './lane';
 import { runBare, runPass } from './pipeline';
@@ -27,7 +27,7 @@ export interface CallSettler {
  * One logical call: deadline and caller cancellation, the hedge (if any) over lanes, the fallback, and the `call`
  * event. The invocation is itself the primary lane, so an unhedged call allocates one object for all of it.
  */
-export class Invocation extends Lane implements CallState {
+export class Invocation extends Lane implements FallbackCall {
   readonly policyName: string;
   readonly route: string | undefined;
   /** Absolute deadline on the engine clock, if the call runs under `withDeadline`. */
@@ -162,60 +162,18 @@ export class Invocation extends Lane implements CallState {
 
   /** The pipeline (or the hedge over it) ended: settle the call, or try the fallback first. */
   finishPass(ok: boolean): void {
-    if (ok) return this.#succeed(this.value);
+    if (ok) return this.succeed(this.value);
     const error = this.callerCancelled ? this.cancelReason : this.error;
     const e = this.engine;
-    if (!(this.callerCancelled && this.opts.signal?.aborted)) {
-      const fallback = (this.opts.fallback ?? this.pr.policy.fallback?.options.fallback) as
-        Fallback<unknown> | undefined;
-      if (fallback !== undefined) {
-        const kind = e.classify(error);
-        const on = this.opts.fallback !== undefined ? undefined : this.pr.policy.fallback?.options.on;
-        if ((on === undefined || on.includes(kind)) && this.shadow) {
-          // Shadow mode reports the fallback it would have run, and the caller gets the call's own outcome.
-          if (e.listening)
-            e.emit({
-              type: 'fallback',
-              policy: this.policyName,
-              route: this.route,
-              error,
-              kind,
-              shadow: true,
-            });
-        } else if (on === undefined || on.includes(kind)) {
-          if (e.listening)
-            e.emit({ type: 'fallback', policy: this.policyName, route: this.route, error, kind });
-          let value: unknown;
-          const cancelledBefore = this.callerCancelled;
-          try {
-            // Under its context, as an attempt's fn runs: `currentSignal()` inside it is its ctx.signal.
-            const ctx = this.#fallbackContext();
-            value = this.framed ? contextStorage.run(ctx, fallback, error, ctx) : fallback(error, ctx);
-          } catch (fallbackError) {
-            return this.#fallbackFailed(fallbackError);
-          }
-          if (!isPromiseLike(value)) return this.#succeed(value);
-          // The caller aborted while the fallback ran synchronously, when nothing waited to hear it: the call ends
-          // now with the caller's reason (SPEC §11.14), and the fallback's promise is left to settle unheard.
-          if (!cancelledBefore && this.callerCancelled) {
-            value.then(undefined, ignore);
-            return this.#fallbackFailed(this.cancelReason);
-          }
-          this.#interruptible(value).then(
-            (v) => this.#succeed(v),
-            (fallbackError: unknown) => this.#fallbackFailed(fallbackError),
-          );
-          return;
-        }
-      }
-    }
+    // A caller that went away hears nothing: no fallback for it.
+    if (!(this.callerCancelled && this.opts.signal?.aborted) && tryFallback(this, error)) return;
     this.#emitCall(this.#failureOutcome(error), this.#started, codeOf(error, e));
     // Ended on a result the policy classified as a failure: the caller still gets it (it reads the response).
     if (isClassifiedResult(error)) this.#settle(true, resultOf(error));
     else this.#settle(false, error);
   }
 
-  #fallbackFailed(fallbackError: unknown): void {
+  fallbackFailed(fallbackError: unknown): void {
     this.#emitCall(
       this.callerCancelled && !this.deadlineExpired && fallbackError === this.cancelReason
         ? 'cancelled'
@@ -226,7 +184,7 @@ export class Invocation extends Lane implements CallState {
     this.#settle(false, fallbackError);
   }
 
-  #succeed(value: unknown): void {
+  succeed(value: unknown): void {
     this.#emitCall('success', this.#started, undefined);
     this.#settle(true, value);
   }
@@ -258,30 +216,6 @@ export class Invocation extends Lane implements CallState {
   /** Finishing threw (a user `classify` or listener-free bug): the call fails with that error, once. */
   finishFailed(err: unknown): void {
     this.#settle(false, err);
-  }
-
-  /**
-   * Awaits a fallback's result, but settles at once when the caller aborts meanwhile (never waits for it) — also
-   * when the deadline already ended the pipeline and the fallback runs past it: the caller can still go away then.
-   */
-  #interruptible(result: PromiseLike<unknown>): PromiseLike<unknown> {
-    if (this.callerCancelled) {
-      const signal = this.opts.signal;
-      if (!this.deadlineExpired || signal === undefined || signal.aborted) return result;
-    } else if (!this.cancellable) return result;
-    return new Promise((resolve, reject) => {
-      this.wake = reject;
-      result.then(
-        (v) => {
-          this.wake = undefined;
-          resolve(v);
-        },
-        (err: unknown) => {
-          this.wake = undefined;
-          reject(err);
-        },
-      );
-    });
   }
 
   #deadlineReached(): void {
@@ -364,24 +298,6 @@ export class Invocation extends Lane implements CallState {
     return false;
   }
 
-  /**
-   * The last attempt's context — unless its signal was aborted for that attempt only (its timeout, a lost hedge):
-   * the fallback is new work and gets a live signal. After a deadline the aborted context is the right one.
-   */
-  #fallbackContext(): AttemptContext {
-    const ctx = this.ctx;
-    if (ctx !== undefined && (!ctx.aborted || this.callerCancelled)) return ctx;
-    // Held as the lane's ctx, so a caller abort during the fallback aborts this signal too.
-    return (this.ctx = new AttemptContext(
-      this.attempts,
-      this.policyName,
-      this.route,
-      this.frameDeadline,
-      this.frameClock,
-      this.criticality,
-    ));
-  }
-
   #emitCall(outcome: CallOutcome, started: number, code: string | undefined): void {
     const e = this.engine;
     if (!e.listening) return;
@@ -407,8 +323,6 @@ function passEnded(ok: boolean, lane: Lane): void {
     inv.finishFailed(err);
   }
 }
-
-function ignore(): void {}
 
 /** Ballast's own codes: the only codes a `call` event names; any other error is named by its kind. */
 const BALLAST_CODES: ReadonlySet<string> = new Set<string>(Object.values(ErrorCode));
