@@ -6,12 +6,12 @@ import type { Lane } from './lane';
 import type { KeyState, PolicyRuntime } from './policy-runtime';
 
 /**
- * What the stages of a call — the hedge over its lanes, the pipeline's admissions (pipeline.ts), the attempts and
- * their retries (attempts.ts), the pass's end (pass-end.ts) — read and call on the call they serve. `Invocation`
- * implements it; the stages import this interface, never `Invocation`, so the executor is a one-way chain:
- * invocation → (call-fallback | hedge → pipeline → attempts → pass-end), each depending only on the ones after it and
- * on this file
- * (tools/check-layers.mjs refuses an import cycle).
+ * What the stages of a call read and call on the call they serve. `Invocation` implements it; the stages import this
+ * interface, never `Invocation`, so the executor is a one-way chain, each stage in its own file and depending only on
+ * the ones after it (tools/check-layers.mjs refuses an import cycle):
+ * invocation → call-fallback | hedge → pipeline (rate limit) → admit-bulkhead → admit-breaker (breaker | throttle)
+ * → attempts (timeout, retry, chaos) → pass-end (release, exactly once); refusal.ts and store-call.ts are the
+ * refusal (or, in shadow mode, the report) and the remote-store wait the admissions share.
  */
 export interface CallState extends Lane {
   readonly engine: Engine;
