@@ -232,6 +232,23 @@ describe('shadow mode', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it('a call that ends while it still holds only a place in the queue gives the place up', async () => {
+    const { resilience, clock } = setup([
+      policy('p', [new BulkheadStrategy({ maxConcurrency: 1, maxQueue: 2 })], { mode: 'shadow' }),
+    ]);
+    const after = (ms: number) => () => new Promise((resolve) => clock.setTimeout(() => resolve(ms), ms));
+    const long = settle(resilience.run(after(500), { policy: 'p' }));
+    const short = settle(resilience.run(after(50), { policy: 'p' }));
+    expect((await resilience.admin.inspect({ policy: 'p' }))[0]).toMatchObject({ inUse: 1, waiting: 1 });
+    await clock.advance(50);
+    expect(short.value).toBe(50);
+    expect((await resilience.admin.inspect({ policy: 'p' }))[0]).toMatchObject({ inUse: 1, waiting: 0 });
+    await clock.advance(450);
+    expect(long.value).toBe(500);
+    expect((await resilience.admin.inspect({ policy: 'p' }))[0]).toMatchObject({ inUse: 0, waiting: 0 });
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
   it('a forced-open policy is reported and still called', async () => {
     const { resilience, ofType } = setup([policy('p', [breaker()], { mode: 'shadow' })]);
     await resilience.admin.forceOpen('p');

@@ -328,6 +328,45 @@ describe('fleet control plane (SPEC §14.1)', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it('a setting this replica cannot read (a mode or chaos patch someone else wrote) is not applied, and is warned about once', async () => {
+    const { replicas, store } = fleet(2);
+    const warned = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      store.write({ action: 'setMode', policy: 'search', value: 'dry-run', replica: 'x' }, 0);
+      store.write({ action: 'setChaos', policy: 'search', value: { fault: { rate: 7 } }, replica: 'x' }, 0);
+      expect(await outcomes(replicas, 'search')).toEqual(['ok', 'ok']);
+      for (const r of replicas)
+        expect((await r.admin.inspect({ policy: 'search' }))[0]?.mode).toBe('enforce');
+      expect(warned.mock.calls.map((c) => c[0])).toEqual([
+        expect.stringContaining("the fleet's setMode of 'search' (\"dry-run\") is invalid here"),
+        expect.stringContaining("the fleet's setMode of 'search' (\"dry-run\") is invalid here"),
+        expect.stringContaining("the fleet's setChaos of 'search'"),
+        expect.stringContaining("the fleet's setChaos of 'search'"),
+      ]);
+      await replicas[0]!.admin.retune(policy('search', [new RetryStrategy({ maxAttempts: 2 })]));
+      expect(warned).toHaveBeenCalledTimes(4); // a later sync does not warn again about the same change
+    } finally {
+      warned.mockRestore();
+    }
+  });
+
+  it('a local force-open with a ttl: forcing again re-arms its expiry, a local clear drops it', async () => {
+    const { replicas, clock } = fleet(1);
+    const [r] = replicas;
+    await r!.admin.forceOpen('payments', 'eu', { ttl: '10s', scope: 'local' });
+    await clock.advance(8000);
+    await r!.admin.forceOpen('payments', 'eu', { ttl: '10s', scope: 'local' }); // re-armed: 10 s from now
+    await clock.advance(5000);
+    expect(await outcomes([r!], 'payments', 'eu')).toEqual(['resilience_forced_open']);
+    await clock.advance(5000);
+    expect(await outcomes([r!], 'payments', 'eu')).toEqual(['ok']);
+    await r!.admin.forceOpen('payments', undefined, { ttl: '10s', scope: 'local' });
+    await r!.admin.forceOpen('payments', 'eu', { ttl: '10s', scope: 'local' });
+    await r!.admin.clearForcedOpen('payments', undefined, { scope: 'local' }); // every route: both expiries go
+    expect(clock.pendingTimers()).toBe(0);
+    await r!.close();
+  });
+
   it('a spec this replica cannot read (someone wrote garbage to the store) is not applied: calls go on, a warning says why', async () => {
     const { replicas, store } = fleet(2);
     const warned = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
