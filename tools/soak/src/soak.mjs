@@ -13,6 +13,7 @@ import { fork } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { canaries } from './canaries.mjs';
 import { cardinality, GROWTH_BOUND } from './cardinality.mjs';
 import { fuzzHeaders } from './fuzz-headers.mjs';
 import { fuzzSpecs } from './fuzz-specs.mjs';
@@ -226,6 +227,24 @@ async function main() {
       `interleavings: ${il.runs} runs (${il.calls} calls, ${il.commands} commands, ${il.faults} store faults, ${il.adminActions} admin actions), ${il.workers} worker(s), ${il.seconds} s`,
     );
   }
+  if (
+    args.path === undefined &&
+    caseIndex === undefined &&
+    !inject &&
+    !args.json &&
+    only.length === PARTS.length
+  ) {
+    const t0 = Date.now();
+    r.canaries = await canaries({ seed, full: !quick });
+    for (const c of r.canaries)
+      say(
+        `canary ${c.inject}: ${c.caught === undefined ? 'NOT CAUGHT' : `caught (${c.caught.split('\n')[0].slice(0, 90)})`}`,
+      );
+    say(`canaries: ${(Date.now() - t0) / 1000} s`);
+  }
+  const missed = (r.canaries ?? [])
+    .filter((c) => c.caught === undefined)
+    .map((c) => `canary: the injected fault ${c.inject} was not caught`);
   const late = processProblems.filter((p) => !(r.interleavings?.problems ?? []).some((q) => q.includes(p)));
   const problems = [
     ...['interleavings', 'specs', 'headers', 'cardinality'].flatMap((p) =>

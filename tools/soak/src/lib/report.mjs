@@ -10,7 +10,11 @@ const ms = (x) => `${x.toFixed(1)} ms`;
 
 export function machine() {
   const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown cpu';
-  return `Node ${process.version}, ${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`;
+  const load = os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join('/');
+  return `Node ${process.version}, ${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, loadavg ${load} at the end (the machine is shared: counts per second scale with what else runs)`;
 }
 
 function held(problems) {
@@ -27,10 +31,11 @@ export function reliabilityMarkdown(r) {
     '# Reliability',
     '',
     `Written by \`${r.command}\` (tools/soak) on ${r.date}: ${machine()}; ${Math.round(r.seconds)} s of wall time,`,
-    `run seed **${r.seed}**. Every figure below comes from that run; rerun it with \`npm run soak -- --seed=${r.seed}\``,
+    `run seed **${r.seed}**. Every figure below comes from that run; rerun it with \`npm run soak -- ${r.command.endsWith('--quick') ? '--quick ' : ''}--seed=${r.seed}\``,
     '(the interleaving counts depend on the time box, so a replay covers the same cases in the same order as far as it gets).',
     "`npm run soak -- --quick` is the slice `npm test` runs (the project's `test` target): the same checks at a smaller",
-    'scale, from a fixed seed, in about 20 s; it never rewrites this file (a full run does, or any run given `--write`).',
+    'scale, from a fixed seed (about 12 s of CPU; 15–30 s of wall time here, by load); it never rewrites this file (a',
+    'full run does, or any run given `--write`).',
     '',
     '## Interleavings (model-based, fast-check commands over the real executor)',
     '',
@@ -111,6 +116,18 @@ export function reliabilityMarkdown(r) {
     `| ${n(cd.routes)} | ${n(cd.limit)} | ${n(cd.keys)} | ${mib(cd.before)} | ${mib(cd.full)} | ${mib(cd.after)} | ${mib(cd.after - cd.full)} | ${cd.seconds.toFixed(1)} s |`,
     '',
     `Bound: growth after filling ≤ ${mib(r.growthBound)}. Result: ${held(cd.problems)}.`,
+    '',
+    '## Can the checks fail? (canaries)',
+    '',
+    'Every run of all parts (this one and each quick slice) then injects one deliberate fault per check (`--inject=<name>`',
+    'does the same by hand) and fails unless the harness reports it:',
+    '',
+    '| injected fault | reported as |',
+    '|---|---|',
+    ...(r.canaries ?? []).map(
+      (c) =>
+        `| \`${c.inject}\` | ${c.caught === undefined ? '**NOT CAUGHT**' : c.caught.split('\n')[0].replaceAll('|', '\\|').slice(0, 120)} |`,
+    ),
     '',
     '## Replaying a failure',
     '',
