@@ -6,6 +6,7 @@
 //   --only=a,b            parts: interleavings, specs, headers, cardinality
 //   --path=P / --case=I   replay one failing interleaving (with --seed) / one fuzz case
 //   --workers=N           interleaving processes of a full run (default: one per core)
+//   --runs=N              stop the interleavings at N runs (summed over the workers) if the time box allows
 //   --write / --no-write  write RELIABILITY.md (default: full runs of every part write it, others do not)
 //   --inject=NAME         a deliberate fault, to see a check fail: leak-listener, leak-timer, leak-slot, unhandled,
 //                         drop-lease-record (interleavings), pollute, slow (specs), header-throw, unbounded
@@ -42,7 +43,7 @@ const say = (s) => args.json || console.log(s);
 // the interleavings fill the rest of the time box.
 const SIZES = quick
   ? { specs: 8_000, headers: 10_000, routes: 40_000, runs: 1_000 }
-  : { specs: 100_000, headers: 100_000, routes: 1_000_000, runs: Infinity };
+  : { specs: 100_000, headers: 100_000, routes: 1_000_000, runs: Number(args.runs ?? Infinity) };
 
 async function interleavings() {
   if (args.path !== undefined) {
@@ -74,7 +75,9 @@ async function interleavings() {
   }
   // One child process per core, each from its own seed; a child that outlives the time box by a minute is hung.
   const results = await Promise.all(
-    Array.from({ length: workers }, (_, w) => child((seed + w * 7919) | 0, deadline)),
+    Array.from({ length: workers }, (_, w) =>
+      child((seed + w * 7919) | 0, deadline, Math.ceil(SIZES.runs / workers)),
+    ),
   );
   const total = {
     ...results[0],
@@ -90,9 +93,12 @@ async function interleavings() {
   return total;
 }
 
-function child(workerSeed, until) {
+function child(workerSeed, until, runs) {
   return new Promise((resolve) => {
-    const extra = inject === undefined ? [] : [`--inject=${inject}`];
+    const extra = [
+      ...(inject === undefined ? [] : [`--inject=${inject}`]),
+      ...(runs === Infinity ? [] : [`--runs=${runs}`]),
+    ];
     const c = fork(
       fileURLToPath(import.meta.url),
       ['--only=interleavings', '--json', `--seed=${workerSeed}`, `--until=${until}`, ...extra],
