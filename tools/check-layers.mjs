@@ -26,6 +26,8 @@ const RULES = {
   'packages/sim': { ballast: ['core'], external: ['echarts'], node: true },
   'apps/demo': { ballast: '*', external: '*', node: true },
   'tools/bench': { ballast: '*', external: '*', node: true },
+  // The soak harness is test code: it loads the sources through tools/jest's loader, as the process-level tests do.
+  'tools/soak': { ballast: '*', external: '*', node: true, testHarness: true },
 };
 /** Test files may also use the test kit and test-only third-party packages. */
 const TEST_EXTRA = {
@@ -108,7 +110,9 @@ for (const [proj, rule] of Object.entries(RULES)) {
         const named = resolveRelative(file, spec);
         if (named !== undefined) edges.push(named);
         // Test code may share the test infrastructure in tools/jest (the Redis test environment, the Jest preset).
-        const sharedTestTool = isTest && target.startsWith(path.join(root, 'tools', 'jest') + path.sep);
+        const sharedTestTool =
+          (isTest || rule.testHarness === true) &&
+          target.startsWith(path.join(root, 'tools', 'jest') + path.sep);
         if (!target.startsWith(path.join(root, proj) + path.sep) && !sharedTestTool)
           violations.push(`${rel}: relative import "${spec}" leaves its project`);
         continue;
@@ -128,7 +132,7 @@ for (const [proj, rule] of Object.entries(RULES)) {
           rule.ballast === '*' ||
           rule.ballast.includes(name) ||
           (isTest && TEST_EXTRA.ballast.includes(name));
-        if (name === 'demo' || name === 'bench')
+        if (name === 'demo' || name === 'bench' || name === 'soak')
           violations.push(`${rel}: "${spec}" — nothing may import apps/ or tools/`);
         else if (!allowed)
           violations.push(
