@@ -162,6 +162,8 @@ const MUST_EXERCISE = [
   'fallback',
   'throttle_reject',
   'rate_limited',
+  'chaos_injected',
+  'shadow decision',
 ];
 const MUST_SETTLE_AS = [
   'caller abort',

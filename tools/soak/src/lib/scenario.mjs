@@ -141,6 +141,8 @@ export function buildWorld(world, inject) {
     if (e.type === 'call') events.call++;
     const k = e.type === 'rejected' ? e.code : e.type;
     events.kinds.set(k, (events.kinds.get(k) ?? 0) + 1);
+    if (e.shadow === true)
+      events.kinds.set('shadow decision', (events.kinds.get('shadow decision') ?? 0) + 1);
   });
   return {
     world,
@@ -263,7 +265,10 @@ class Abort {
   }
 }
 
-/** An admin action, not awaited (it races the calls, as an operator's does): retune, force-open, clear, faults. */
+/**
+ * An admin action, not awaited (it races the calls, as an operator's does): retune, force-open, clear, mode, chaos,
+ * store faults.
+ */
 class Admin {
   constructor(action, arg, route) {
     Object.assign(this, { action, arg, route });
@@ -278,6 +283,8 @@ class Admin {
       p = admin.retune(this.arg.policy === 'main' ? main : shed);
     } else if (this.action === 'forceOpen') p = admin.forceOpen(policy, this.route);
     else if (this.action === 'clearForcedOpen') p = admin.clearForcedOpen(policy, this.route);
+    else if (this.action === 'setMode') p = admin.setMode(policy, this.arg.mode);
+    else if (this.action === 'setChaos') p = admin.setChaos(policy, this.arg.patch);
     else {
       real.faults.rate = this.arg.rate;
       return;
@@ -332,6 +339,29 @@ export const commandsArb = fc.commands(
       )
       .map(([action, policy, route]) => new Admin(action, { policy }, route)),
     fc.constantFrom(0, 0.2, 0.6).map((rate) => new Admin('faults', { rate }, undefined)),
+    // Shadow mode and chaos at run time (SPEC §14.3): decisions reported, not enforced; injections on and off.
+    fc
+      .record({ policy: fc.constantFrom('main', 'shed'), mode: fc.constantFrom('shadow', 'enforce') })
+      .map((arg) => new Admin('setMode', arg, undefined)),
+    fc
+      .record({
+        policy: fc.constantFrom('main', 'shed'),
+        patch: fc.record(
+          {
+            enabled: fc.boolean(),
+            fault: fc.option(fc.record({ rate: fc.constantFrom(0, 0.2, 1) }), { nil: null }),
+            latency: fc.option(
+              fc.record({ rate: fc.constantFrom(0.2, 1), delay: fc.integer({ min: 0, max: 40 }) }),
+              { nil: null },
+            ),
+            outcome: fc.option(fc.record({ rate: fc.constantFrom(0.1, 1), value: fc.constant('ok') }), {
+              nil: null,
+            }),
+          },
+          { requiredKeys: ['enabled'] },
+        ),
+      })
+      .map((arg) => new Admin('setChaos', arg, undefined)),
   ],
   { maxCommands: 40, size: 'medium' },
 );
