@@ -20,7 +20,7 @@ const RULES = {
   'packages/sre-throttle': { ballast: [], external: [], node: false },
   'packages/core': { ballast: ALGORITHMS, external: [], node: true },
   'packages/testing': { ballast: [], external: [], node: true },
-  'packages/redis': { ballast: ['core'], external: ['ioredis', '@datadog/sketches-js'], node: true },
+  'packages/redis': { ballast: ['core'], external: ['ioredis', 'redis', '@datadog/sketches-js'], node: true },
   'packages/opentelemetry': { ballast: ['core'], external: ['@opentelemetry/api'], node: true },
   'packages/nestjs': { ballast: ['core'], external: [...NEST, '@nestjs/terminus'], node: true },
   'packages/sim': { ballast: ['core'], external: ['echarts'], node: true },

@@ -6,8 +6,12 @@ export type { RedisRateLimitStoreOptions } from './redis-rate-limit-store';
 export { redisLatencyDigestStore, RedisLatencyDigestStore } from './redis-latency-digest-store';
 export type { RedisLatencyDigestStoreOptions } from './redis-latency-digest-store';
 export { redisControlStore, RedisControlStore } from './redis-control-store';
-export type { RedisControlStoreOptions, RedisSubscriberClient } from './redis-control-store';
+export type {
+  NodeRedisSubscriberClient,
+  RedisControlStoreOptions,
+  RedisSubscriberClient,
+} from './redis-control-store';
 export { RedisStoreError, isRedisStoreError } from './redis-store-error';
 export type { RedisStoreName } from './redis-store-error';
-export type { RedisScriptClient } from './redis-script-runner';
+export type { NodeRedisClient, NodeRedisScriptArgs, RedisClient, RedisScriptClient } from './redis-commands';
 export type { RedisStoreOptions } from './redis-store-options';

@@ -12,7 +12,8 @@ import type {
   StateKey,
 } from '@ballast/core';
 import { BREAKER_ACQUIRE, BREAKER_INSPECT, BREAKER_RECORD, BREAKER_RESET } from './lua/breaker-scripts';
-import { ScriptRunner, type RedisScriptClient } from './redis-script-runner';
+import type { RedisClient } from './redis-commands';
+import { ScriptRunner } from './redis-script-runner';
 import {
   OptionCheck,
   clockArg,
@@ -71,7 +72,7 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
   readonly #runner: ScriptRunner;
   readonly #cache = new Map<string, CachedClosed>();
 
-  constructor(client: RedisScriptClient, options: RedisCircuitBreakerStoreOptions = {}) {
+  constructor(client: RedisClient, options: RedisCircuitBreakerStoreOptions = {}) {
     const check = new OptionCheck('redisCircuitBreakerStore');
     const base = resolveRedisStoreOptions(check, options);
     const localCacheTtl = check.duration('localCacheTtl', options.localCacheTtl, 0);
@@ -190,7 +191,7 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
 
 /** Creates a {@link RedisCircuitBreakerStore} (SPEC §7). */
 export function redisCircuitBreakerStore(
-  client: RedisScriptClient,
+  client: RedisClient,
   options?: RedisCircuitBreakerStoreOptions,
 ): RedisCircuitBreakerStore {
   return new RedisCircuitBreakerStore(client, options);

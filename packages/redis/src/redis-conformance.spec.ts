@@ -1,11 +1,7 @@
-import {
-  describeCircuitBreakerStoreConformance,
-  describeControlStoreConformance,
-  describeLatencyDigestStoreConformance,
-  describeRateLimitStoreConformance,
-} from '@ballast/testing';
 import type { Redis } from 'ioredis';
+import { nodeRedisClient, closeAll } from './__tests__/clients';
 import {
+  REDIS_URL,
   RUN_REDIS_TESTS,
   cleanUp,
   requireRedis,
@@ -13,60 +9,39 @@ import {
   reportRedisUnreachable,
   uniquePrefix,
 } from './__tests__/redis-test-env';
-import { RedisCircuitBreakerStore } from './redis-circuit-breaker-store';
-import { RedisControlStore } from './redis-control-store';
-import { RedisLatencyDigestStore } from './redis-latency-digest-store';
-import { RedisRateLimitStore } from './redis-rate-limit-store';
+import { describeStoreConformance } from './__tests__/store-conformance';
+import type { RedisClient } from './redis-commands';
 
-// The same suites core's in-memory stores pass, on the real Redis. `time: 'caller'` makes the scripts use the
-// suite's virtual `now`, so every rule (window edges, break expiry, lease reclaim) is checked deterministically.
+// The same suites core's in-memory stores pass, on the real Redis, through each client family: ioredis `Redis` and
+// node-redis `createClient` (Cluster and Sentinel: redis-cluster / redis-sentinel .integration.spec.ts).
 if (RUN_REDIS_TESTS) {
   const prefix = uniquePrefix('conformance');
   let client: Redis | undefined;
+  let nodeRedis: RedisClient | undefined;
   const redis = (): Redis => (client ??= newClient());
-  beforeAll(() => requireRedis(redis()));
-  afterAll(() => cleanUp(prefix, [client]));
-  const options = { timeout: 30_000 };
-  const storeOptions = { prefix, time: 'caller', commandTimeout: 5000 } as const;
+  beforeAll(async () => {
+    await requireRedis(redis());
+    nodeRedis = (await nodeRedisClient(REDIS_URL)) as unknown as RedisClient;
+  });
+  afterAll(async () => {
+    await cleanUp(prefix, [client]);
+    await closeAll();
+  });
 
   it('runs on the real Redis server', async () => {
     expect(await redis().ping()).toBe('PONG');
   });
 
-  describeCircuitBreakerStoreConformance(
-    'RedisCircuitBreakerStore (caller time)',
-    () => ({ store: new RedisCircuitBreakerStore(redis(), storeOptions) }),
-    options,
-  );
-  describeRateLimitStoreConformance(
-    'RedisRateLimitStore (caller time)',
-    () => ({ store: new RedisRateLimitStore(redis(), storeOptions) }),
-    options,
-  );
-  describeLatencyDigestStoreConformance(
-    'RedisLatencyDigestStore',
-    () => ({ store: new RedisLatencyDigestStore(redis(), storeOptions) }),
-    options,
-  );
-  // Each test starts from an empty control plane: a prefix of its own (deleted with the run's keys).
-  let controlStores = 0;
   const subscribers: Redis[] = [];
   afterAll(() => subscribers.forEach((s) => s.disconnect()));
-  describeControlStoreConformance(
-    'RedisControlStore (caller time)',
-    () => ({
-      store: new RedisControlStore(redis(), {
-        ...storeOptions,
-        prefix: `${prefix}:c${++controlStores}`,
-        subscriber: () => {
-          const s = redis().duplicate();
-          subscribers.push(s);
-          return s;
-        },
-      }),
-    }),
-    options,
-  );
+  describeStoreConformance('ioredis, caller time', redis, `${prefix}:io`, {
+    subscriber: () => {
+      const s = redis().duplicate();
+      subscribers.push(s);
+      return s;
+    },
+  });
+  describeStoreConformance('node-redis, caller time', () => nodeRedis!, `${prefix}:nr`);
 } else {
   describe('Redis store conformance', () => reportRedisUnreachable());
 }

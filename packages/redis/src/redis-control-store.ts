@@ -24,7 +24,8 @@ import {
   CONTROL_SEQ,
   CONTROL_WRITE,
 } from './lua/control-scripts';
-import { ScriptRunner, type RedisScriptClient } from './redis-script-runner';
+import type { RedisClient } from './redis-commands';
+import { ScriptRunner } from './redis-script-runner';
 import { RedisStoreError } from './redis-store-error';
 import {
   OptionCheck,
@@ -34,13 +35,9 @@ import {
   type ResolvedRedisStoreOptions,
 } from './redis-store-options';
 import { parseJson, parseNotice, warnOnce } from './control-wire';
+import { defaultSubscriber, openSubscription, type AnySubscriberClient } from './redis-subscription';
 
-/** A client that can receive pub/sub messages: ioredis's `Redis` (a duplicate of the command client). */
-export interface RedisSubscriberClient {
-  subscribe(channel: string): Promise<unknown>;
-  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
-  disconnect(): void;
-}
+export type { NodeRedisSubscriberClient, RedisSubscriberClient } from './redis-subscription';
 
 export interface RedisControlStoreOptions extends RedisStoreOptions {
   /** ms between each replica's reconcile (one `seq` read; the whole state only when it moved). Default 1 s. */
@@ -51,9 +48,10 @@ export interface RedisControlStoreOptions extends RedisStoreOptions {
   readonly maxAudit?: number;
   /**
    * Opens the connection that receives notices (pub/sub needs a connection of its own). Default: the client's
-   * `duplicate()` (ioredis).
+   * `duplicate()` (ioredis `Redis` or `Cluster`; node-redis client or cluster, connected by the store); a node-redis
+   * Sentinel client subscribes on itself. Return an ioredis or a node-redis client, matching the command client.
    */
-  readonly subscriber?: () => RedisSubscriberClient;
+  readonly subscriber?: () => AnySubscriberClient;
 }
 
 /** Fleet resets kept for replicas that missed their notice. */
@@ -76,9 +74,10 @@ export class RedisControlStore implements ControlStore {
   readonly #maxAudit: number;
   readonly #runner: ScriptRunner;
   readonly #keys: { state: string; resets: string; audit: string; replicas: string; channel: string };
-  readonly #subscriber: () => RedisSubscriberClient;
+  readonly #subscriber: () => AnySubscriberClient;
+  readonly #client: RedisClient;
 
-  constructor(client: RedisScriptClient, options: RedisControlStoreOptions = {}) {
+  constructor(client: RedisClient, options: RedisControlStoreOptions = {}) {
     const check = new OptionCheck('redisControlStore');
     this.options = Object.freeze(resolveRedisStoreOptions(check, options));
     this.reconcileInterval = check.duration('reconcileInterval', options.reconcileInterval, 1000);
@@ -103,17 +102,16 @@ export class RedisControlStore implements ControlStore {
         'an integer ≥ 1',
         options.maxAudit,
       );
-    const duplicate = (client as unknown as { duplicate?: () => RedisSubscriberClient }).duplicate;
+    const fallback = defaultSubscriber(client);
     check.check(
-      options.subscriber === undefined
-        ? typeof duplicate === 'function'
-        : typeof options.subscriber === 'function',
+      options.subscriber === undefined ? fallback !== undefined : typeof options.subscriber === 'function',
       'subscriber',
       'a function returning a subscriber connection (required when the client has no duplicate())',
       options.subscriber,
     );
     check.throwIfAny();
-    this.#subscriber = options.subscriber ?? (() => duplicate!.call(client));
+    this.#subscriber = options.subscriber ?? fallback!;
+    this.#client = client;
     this.#runner = new ScriptRunner(client, 'control', this.options.commandTimeout);
     const base = `${this.options.prefix}:{control}`;
     this.#keys = {
@@ -250,24 +248,28 @@ export class RedisControlStore implements ControlStore {
   async subscribe(onNotice: (seq: number) => void): Promise<ControlSubscription> {
     const sub = this.#subscriber();
     const channel = this.#keys.channel;
-    sub.on('message', (from, message) => {
-      if (from !== channel) return;
-      const seq = parseNotice(message);
-      if (seq === undefined)
-        warnOnce(
-          `Ballast: ignored a malformed message on ${channel} (not a control notice): ${JSON.stringify(message).slice(0, 80)}`,
-        );
-      else onNotice(seq);
-    });
+    const subscription = openSubscription(
+      sub,
+      channel,
+      (message) => {
+        const seq = parseNotice(message);
+        if (seq === undefined)
+          warnOnce(
+            `Ballast: ignored a malformed message on ${channel} (not a control notice): ${JSON.stringify(message).slice(0, 80)}`,
+          );
+        else onNotice(seq);
+      },
+      sub !== (this.#client as unknown),
+    );
     try {
-      await this.#runner.bound('subscribe', sub.subscribe(channel));
+      await this.#runner.bound('subscribe', subscription.ready);
     } catch (error) {
-      sub.disconnect();
+      subscription.close();
       throw error instanceof RedisStoreError
         ? error
         : new RedisStoreError('control', 'subscribe', error, false);
     }
-    return { close: () => sub.disconnect() };
+    return { close: () => subscription.close() };
   }
 
   async heartbeat(replica: ReplicaInfo, ttl: number, now: number): Promise<void> {
@@ -332,7 +334,7 @@ function auditOf(change: ControlChange, ttl: number | undefined): Omit<AuditEntr
 
 /** Creates a {@link RedisControlStore} (SPEC §14.1). */
 export function redisControlStore(
-  client: RedisScriptClient,
+  client: RedisClient,
   options?: RedisControlStoreOptions,
 ): RedisControlStore {
   return new RedisControlStore(client, options);

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { DDSketch } from '@datadog/sketches-js';
 import type { DigestParams, LatencyDigestStore, StateKey } from '@ballast/core';
 import { DIGEST_OBSERVE, DIGEST_READ, DIGEST_RESET } from './lua/digest-scripts';
-import { ScriptRunner, type RedisScriptClient } from './redis-script-runner';
+import type { RedisClient } from './redis-commands';
+import { ScriptRunner } from './redis-script-runner';
 import {
   OptionCheck,
   keyBase,
@@ -40,7 +41,7 @@ export class RedisLatencyDigestStore implements LatencyDigestStore {
    */
   readonly #accuracyTag: string;
 
-  constructor(client: RedisScriptClient, options: RedisLatencyDigestStoreOptions = {}) {
+  constructor(client: RedisClient, options: RedisLatencyDigestStoreOptions = {}) {
     const check = new OptionCheck('redisLatencyDigestStore');
     const base = resolveRedisStoreOptions(check, options);
     const relativeAccuracy = options.relativeAccuracy ?? DEFAULT_RELATIVE_ACCURACY;
@@ -104,7 +105,7 @@ export class RedisLatencyDigestStore implements LatencyDigestStore {
 
 /** Creates a {@link RedisLatencyDigestStore} (SPEC §7). */
 export function redisLatencyDigestStore(
-  client: RedisScriptClient,
+  client: RedisClient,
   options?: RedisLatencyDigestStoreOptions,
 ): RedisLatencyDigestStore {
   return new RedisLatencyDigestStore(client, options);

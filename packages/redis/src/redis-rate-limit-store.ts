@@ -1,6 +1,7 @@
 import type { RateLimitParams, RateLimitResult, RateLimitStore, StateKey } from '@ballast/core';
 import { RATE_LIMIT, RATE_LIMIT_RESET } from './lua/rate-limit-scripts';
-import { ScriptRunner, type RedisScriptClient } from './redis-script-runner';
+import type { RedisClient } from './redis-commands';
+import { ScriptRunner } from './redis-script-runner';
 import {
   OptionCheck,
   clockArg,
@@ -23,7 +24,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   readonly options: ResolvedRedisStoreOptions;
   readonly #runner: ScriptRunner;
 
-  constructor(client: RedisScriptClient, options: RedisRateLimitStoreOptions = {}) {
+  constructor(client: RedisClient, options: RedisRateLimitStoreOptions = {}) {
     const check = new OptionCheck('redisRateLimitStore');
     this.options = Object.freeze(resolveRedisStoreOptions(check, options));
     check.throwIfAny();
@@ -67,7 +68,7 @@ export class RedisRateLimitStore implements RateLimitStore {
 
 /** Creates a {@link RedisRateLimitStore} (SPEC §7). */
 export function redisRateLimitStore(
-  client: RedisScriptClient,
+  client: RedisClient,
   options?: RedisRateLimitStoreOptions,
 ): RedisRateLimitStore {
   return new RedisRateLimitStore(client, options);

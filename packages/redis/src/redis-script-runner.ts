@@ -1,15 +1,9 @@
 import { createHash } from 'node:crypto';
 import { systemClock } from '@ballast/core';
+import { redisCommands, type RedisClient, type RedisCommands } from './redis-commands';
 import { RedisStoreError, type RedisStoreName } from './redis-store-error';
 
-/**
- * The part of an ioredis client the stores use: `Redis` (standalone or Sentinel) and `Cluster` both fit, and so
- * does any client with the same two methods. Typed structurally so this package never pins a client class.
- */
-export interface RedisScriptClient {
-  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
-  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
-}
+export type { RedisScriptClient } from './redis-commands';
 
 /** A Lua script and its SHA-1, computed once at load. */
 export interface LuaScript {
@@ -31,11 +25,15 @@ const isNoScript = (e: unknown): boolean => e instanceof Error && e.message.star
  * cleared as soon as Redis answers. Any failure becomes a {@link RedisStoreError}.
  */
 export class ScriptRunner {
+  readonly #commands: RedisCommands;
+
   constructor(
-    private readonly client: RedisScriptClient,
+    client: RedisClient,
     private readonly store: RedisStoreName,
     private readonly commandTimeout: number,
-  ) {}
+  ) {
+    this.#commands = redisCommands(client);
+  }
 
   async run(
     operation: string,
@@ -51,14 +49,16 @@ export class ScriptRunner {
   }
 
   #exec(script: LuaScript, numKeys: number, args: (string | number)[]): Promise<unknown> {
+    const keys = args.slice(0, numKeys).map(String);
+    const rest = args.slice(numKeys);
     let first: Promise<unknown>;
     try {
-      first = this.client.evalsha(script.sha, numKeys, ...args);
+      first = this.#commands.evalsha(script.sha, keys, rest);
     } catch (e) {
       return Promise.reject(e);
     }
     return first.catch((e: unknown) => {
-      if (isNoScript(e)) return this.client.eval(script.source, numKeys, ...args);
+      if (isNoScript(e)) return this.#commands.eval(script.source, keys, rest);
       throw e;
     });
   }

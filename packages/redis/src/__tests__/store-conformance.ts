@@ -1,0 +1,57 @@
+import {
+  describeCircuitBreakerStoreConformance,
+  describeControlStoreConformance,
+  describeLatencyDigestStoreConformance,
+  describeRateLimitStoreConformance,
+} from '@ballast/testing';
+import type { RedisClient } from '../redis-commands';
+import { RedisCircuitBreakerStore } from '../redis-circuit-breaker-store';
+import { RedisControlStore, type RedisControlStoreOptions } from '../redis-control-store';
+import { RedisLatencyDigestStore } from '../redis-latency-digest-store';
+import { RedisRateLimitStore } from '../redis-rate-limit-store';
+
+/**
+ * Registers the four store conformance suites of @ballast/testing on one client — the same suites core's in-memory
+ * stores pass. `time: 'caller'` makes the scripts use the suite's virtual `now`, so every rule (window edges, break
+ * expiry, lease reclaim) is checked deterministically. Each control-store test gets a prefix of its own, so it starts
+ * from an empty control plane.
+ */
+export function describeStoreConformance(
+  label: string,
+  client: () => RedisClient,
+  prefix: string,
+  extra: { subscriber?: RedisControlStoreOptions['subscriber']; concurrency?: number } = {},
+): void {
+  const options = {
+    timeout: 30_000,
+    ...(extra.concurrency === undefined ? {} : { concurrency: extra.concurrency }),
+  };
+  const storeOptions = { prefix, time: 'caller', commandTimeout: 5000 } as const;
+  describeCircuitBreakerStoreConformance(
+    `RedisCircuitBreakerStore (${label})`,
+    () => ({ store: new RedisCircuitBreakerStore(client(), storeOptions) }),
+    options,
+  );
+  describeRateLimitStoreConformance(
+    `RedisRateLimitStore (${label})`,
+    () => ({ store: new RedisRateLimitStore(client(), storeOptions) }),
+    options,
+  );
+  describeLatencyDigestStoreConformance(
+    `RedisLatencyDigestStore (${label})`,
+    () => ({ store: new RedisLatencyDigestStore(client(), storeOptions) }),
+    options,
+  );
+  let controlStores = 0;
+  describeControlStoreConformance(
+    `RedisControlStore (${label})`,
+    () => ({
+      store: new RedisControlStore(client(), {
+        ...storeOptions,
+        prefix: `${prefix}:c${++controlStores}`,
+        ...(extra.subscriber === undefined ? {} : { subscriber: extra.subscriber }),
+      }),
+    }),
+    options,
+  );
+}

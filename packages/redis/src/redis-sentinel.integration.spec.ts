@@ -1,0 +1,42 @@
+import type { Redis } from 'ioredis';
+import { RUN_TOPOLOGY_TESTS, closeAll, ioredisSentinel, nodeRedisSentinel } from './__tests__/clients';
+import { RedisSentinelTopology } from './__tests__/redis-topology';
+import { describeStoreConformance } from './__tests__/store-conformance';
+import { uniquePrefix } from './__tests__/redis-test-env';
+import type { RedisClient } from './redis-commands';
+
+/**
+ * The conformance suites through Sentinel (a master, a replica and three sentinels of the file's own), with both
+ * clients: ioredis `new Redis({ sentinels, name })` and node-redis `createSentinel({ name, sentinelRootNodes })`.
+ */
+if (RUN_TOPOLOGY_TESTS) {
+  const prefix = uniquePrefix('sentinel');
+  let topology: RedisSentinelTopology;
+  let io: Redis;
+  let nr: RedisClient;
+  beforeAll(async () => {
+    topology = await RedisSentinelTopology.start();
+    io = ioredisSentinel(topology.sentinelNodes, topology.name);
+    nr = (await nodeRedisSentinel(topology.sentinelNodes, topology.name)) as unknown as RedisClient;
+  }, 60_000);
+  afterAll(async () => {
+    await closeAll();
+    await topology?.stop();
+  });
+
+  // Scripts write, and a replica refuses writes (READONLY): the suites below passing proves each client follows the
+  // sentinels to the master.
+  it('the sentinels name the master, and the ioredis client is on it', async () => {
+    expect(await io.call('ROLE')).toEqual(expect.arrayContaining(['master']));
+    expect(await io.call('CONFIG', 'GET', 'port')).toEqual(['port', String(topology.master)]);
+  });
+
+  describeStoreConformance('ioredis Sentinel', () => io, `${prefix}:io`, { concurrency: 200 });
+  describeStoreConformance('node-redis Sentinel', () => nr, `${prefix}:nr`, { concurrency: 200 });
+} else {
+  describe('Redis Sentinel', () => {
+    it('needs the redis-server binary (missing; CI=true makes this a failure)', () => {
+      expect(RUN_TOPOLOGY_TESTS).toBe(false);
+    });
+  });
+}
