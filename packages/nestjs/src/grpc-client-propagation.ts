@@ -1,10 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationShutdown,
-  type OnModuleInit,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { grpcPropagationInterceptor, type GrpcPropagationInterceptor } from '@ballast/core';
 import { grpcClientProxyOf, type GrpcClientProxyInternals } from './nest-internals';

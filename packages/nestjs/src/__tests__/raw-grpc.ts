@@ -36,9 +36,7 @@ export class RawGrpcClient {
       stream.on('trailers', read);
       stream.on('data', () => undefined);
       stream.on('error', () => undefined);
-      stream.on('close', () =>
-        resolve({ status, reset: status === undefined ? stream.rstCode : undefined }),
-      );
+      stream.on('close', () => resolve({ status, reset: status === undefined ? stream.rstCode : undefined }));
       stream.end(Buffer.alloc(5));
     });
   }
