@@ -40,17 +40,15 @@ export function grpcMetadata(metadata: GrpcCall['metadata'], key: string): strin
 }
 
 /**
- * A signal aborted (with a {@link ClientClosedRequestError}) when the caller cancels the call — grpc-js emits
- * `cancelled` on the server call; Nest does not unsubscribe a unary handler then, so without this its work would
- * go on for nobody. One listener on the call object, which lives as long as the call. Undefined without that shape.
+ * Aborts `controller` (with a {@link ClientClosedRequestError}) when the caller cancels the gRPC call — grpc-js emits
+ * `cancelled` on the server call; Nest does not unsubscribe a unary handler then, so without this its work would go
+ * on for nobody. One listener on the call object, which lives as long as the call. Nothing without that shape.
  */
-export function grpcCancelSignal(grpc: GrpcCall | undefined): AbortSignal | undefined {
+export function abortOnCancel(grpc: GrpcCall | undefined, controller: AbortController): void {
   const call = grpc?.call;
-  if (typeof call?.once !== 'function') return undefined;
-  const controller = new AbortController();
+  if (typeof call?.once !== 'function') return;
   if (call.cancelled === true) controller.abort(new ClientClosedRequestError());
   else call.once('cancelled', () => controller.abort(new ClientClosedRequestError()));
-  return controller.signal;
 }
 
 /** gRPC status codes (grpc-js's `Status`) Ballast answers with. */

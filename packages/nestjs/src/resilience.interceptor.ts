@@ -28,7 +28,7 @@ import {
   parseBudget,
 } from './request-scope';
 import { StreamGate } from './stream-gate';
-import { grpcBudget, grpcCall, grpcCancelSignal, grpcExpired, grpcMetadata } from './grpc-call';
+import { abortOnCancel, grpcBudget, grpcCall, grpcExpired, grpcMetadata } from './grpc-call';
 import { handlerRoute, type CallRoute } from './call-route';
 import { ObservableCall, collect, startObservable } from './observable-call';
 import { isSubscriptionMethod } from './method-kinds';
@@ -199,7 +199,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
       binding,
       request,
       next,
-      http ? clientDisconnectSignal(request) : grpcCancelSignal(grpc),
+      http ? clientDisconnectSignal(request) : undefined,
       budget,
       criticality,
     );
@@ -218,9 +218,10 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
       // Each subscription is a call of its own, with its own route; a failed route function refuses it (no state).
       const route = routeIn(context, binding, request);
       if (!route.ok) return subscriber.error(route.error);
-      // Only a consumer that can unsubscribe early (RPC, WS) needs a signal of its own; HTTP has the connection's,
-      // gRPC the call's cancellation.
+      // Only a consumer that can unsubscribe early (RPC, WS) needs a signal of its own; HTTP has the connection's.
+      // A gRPC caller's cancellation aborts it too.
       const own = disconnect === undefined ? new AbortController() : undefined;
+      if (own !== undefined) abortOnCancel(grpcCall(context), own);
       const options = runOptionsOf(binding, route.route, disconnect ?? own!.signal);
       // Claims the context before the first attempt reaches the entries listed after this one.
       const call = new ClaimingCall(subscriber, context, this);
