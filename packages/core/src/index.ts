@@ -115,9 +115,15 @@ export { propagationSignal, type PropagationSignal } from './context/propagation
 export {
   formatGrpcTimeout,
   grpcPropagation,
+  grpcPropagationInterceptor,
   parseGrpcTimeout,
-  undiciPropagation,
+  type GrpcInterceptingCallLike,
+  type GrpcInterceptorOptionsLike,
   type GrpcMetadataLike,
+  type GrpcPropagationInterceptor,
+} from './context/grpc-propagation';
+export {
+  undiciPropagation,
   type UndiciDispatch,
   type UndiciDispatchOptions,
   type UndiciHandler,

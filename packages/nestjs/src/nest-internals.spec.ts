@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { join } from 'node:path';
+import { ClientProxyFactory, Transport } from '@nestjs/microservices';
 import * as internals from './nest-internals';
 
 /**
@@ -37,5 +39,16 @@ describe('the NestJS internals Ballast reads', () => {
   it('@nestjs/common still numbers the REQUEST route parameter and the custom ones as Ballast expects', () => {
     expect(internals.RouteParamtypes.REQUEST).toBe(0);
     expect(typeof internals.RouteParamtypes.BODY).toBe('number');
+  });
+
+  it('@nestjs/microservices ClientGrpcProxy still has the shape Ballast recognises (options, clients, service lookups)', () => {
+    const options = {
+      package: 'budget',
+      protoPath: join(__dirname, '__tests__', 'budget.proto'),
+    };
+    const proxy = ClientProxyFactory.create({ transport: Transport.GRPC, options });
+    expect(internals.grpcClientProxyOf(proxy)).toBe(proxy);
+    expect(internals.grpcClientProxyOf(proxy)!.options).toBe(options);
+    expect(internals.grpcClientProxyOf({ getService: () => undefined })).toBeUndefined();
   });
 });

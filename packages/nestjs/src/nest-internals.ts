@@ -28,3 +28,30 @@ export const GATEWAY_METADATA = 'websockets:is_gateway';
 export const RESOLVER_TYPE_METADATA = 'graphql:resolver_type';
 export const RESOLVER_PROPERTY_METADATA = 'graphql:resolve_property';
 export const RESOLVER_REFERENCE_METADATA = 'graphql:resolve_reference';
+
+/**
+ * A `@nestjs/microservices` `ClientGrpcProxy` (what `ClientsModule.register` with `Transport.GRPC` provides), as far as
+ * Ballast touches it: its `options` (a protected field; `channelOptions` reach grpc-js's `Client` constructor as they
+ * are, read when the proxy creates a service's client — lazily, on the first `getService(name)`) and `clients`, the
+ * grpc-js clients it has created by service name.
+ */
+export interface GrpcClientProxyInternals {
+  options: { readonly channelOptions?: Readonly<Record<string, unknown>> | undefined } & Readonly<
+    Record<string, unknown>
+  >;
+  readonly clients: ReadonlyMap<string, unknown>;
+}
+
+/** The instance as a `ClientGrpcProxy`, recognised by its shape (its service lookups and client cache), or undefined. */
+export function grpcClientProxyOf(instance: unknown): GrpcClientProxyInternals | undefined {
+  const proxy = instance as Partial<Record<string, unknown>> | null | undefined;
+  if (typeof proxy !== 'object' || proxy === null) return undefined;
+  return typeof proxy['getService'] === 'function' &&
+    typeof proxy['getClientByServiceName'] === 'function' &&
+    typeof proxy['createClientByServiceName'] === 'function' &&
+    proxy['clients'] instanceof Map &&
+    typeof proxy['options'] === 'object' &&
+    proxy['options'] !== null
+    ? (proxy as unknown as GrpcClientProxyInternals)
+    : undefined;
+}

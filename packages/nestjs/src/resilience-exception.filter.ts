@@ -5,6 +5,7 @@ import { ResilienceError } from '@ballast/core';
 import { throwError, type Observable } from 'rxjs';
 import { ClientClosedRequestError, isResponseGone } from './client-disconnect';
 import { mapResilienceError, type MappedResilienceError } from './http-error-mapping';
+import { GrpcDeadlineExceededError, grpcCall, grpcStatusError } from './grpc-call';
 
 /** nginx's "Client Closed Request": nobody reads it, but access logs then tell aborts from failures. */
 const CLIENT_CLOSED_REQUEST = 499;
@@ -52,7 +53,7 @@ function graphqlError(mapped: MappedResilienceError): Error {
  *
  * @publicApi
  */
-@Catch(ResilienceError, ClientClosedRequestError)
+@Catch(ResilienceError, ClientClosedRequestError, GrpcDeadlineExceededError)
 export class ResilienceExceptionFilter implements ExceptionFilter {
   private static readonly logger = new Logger('ExceptionsHandler');
 
@@ -66,12 +67,17 @@ export class ResilienceExceptionFilter implements ExceptionFilter {
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): unknown {
+    // A gRPC call that arrived with its deadline passed: grpc-js answers DEADLINE_EXCEEDED from the error's code.
+    if (exception instanceof GrpcDeadlineExceededError) return throwError(() => exception);
     const mapped = mapResilienceError(exception);
     if (mapped === undefined && !(exception instanceof ClientClosedRequestError))
       return this.passOn(exception, host);
     const type = host.getType<string>();
     if (type === 'http') return this.replyHttp(exception, mapped, host);
     const body = mapped?.body ?? { message: 'Internal server error' };
+    // gRPC has status codes of its own: a rejection fails the call with one (grpc-js would say UNKNOWN otherwise).
+    if (type === 'rpc' && mapped !== undefined && grpcCall(host) !== undefined)
+      return throwError(() => grpcStatusError(mapped)) satisfies Observable<never>;
     if (type === 'rpc') return throwError(() => ({ status: 'error', ...body })) satisfies Observable<never>;
     if (type === 'ws') {
       const client = host.switchToWs().getClient<{ emit?: (event: string, data: unknown) => unknown }>();

@@ -26,7 +26,9 @@ export interface ResilienceHeadersOptions {
   /**
    * Send the deadline and criticality on: every `@nestjs/axios` `HttpService` of the application adds them to its
    * requests (under the names above, or the defaults `x-deadline-budget-ms` / `x-criticality`) and aborts a request
-   * when the budget runs out (core's `installAxiosPropagation`). Default false.
+   * when the budget runs out (core's `installAxiosPropagation`); every `@nestjs/microservices` gRPC client provider
+   * sends the budget as the call's deadline (`grpc-timeout`) and the criticality as metadata, and cancels the call
+   * when the budget runs out or the ambient call aborts (core's `grpcPropagationInterceptor`). Default false.
    */
   readonly propagate?: boolean | undefined;
 }

@@ -28,7 +28,7 @@ import {
   parseBudget,
 } from './request-scope';
 import { StreamGate } from './stream-gate';
-import { grpcBudget, grpcCall, grpcMetadata } from './grpc-call';
+import { abortOnCancel, grpcBudget, grpcCall, grpcExpired, grpcMetadata } from './grpc-call';
 import { handlerRoute, type CallRoute } from './call-route';
 import { ObservableCall, collect, startObservable } from './observable-call';
 import { isSubscriptionMethod } from './method-kinds';
@@ -163,10 +163,12 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
     const request: unknown = http ? context.getArgByIndex(0) : undefined;
     // gRPC carries the caller's deadline natively (grpc-timeout, read by grpc-js) and criticality as metadata.
-    const grpc = !http && this.#readsHeaders ? grpcCall(context) : undefined;
-    const budget = http ? this.#budgetOf(request) : grpc !== undefined ? grpcBudget(grpc) : undefined;
-    // The caller has already given up: answer 504 without running the handler (SPEC §14.4).
-    if (http && budget !== undefined && budget <= 0) return throwError(inboundDeadlineExceeded);
+    const grpc = http ? undefined : grpcCall(context);
+    const budget = http
+      ? this.#budgetOf(request)
+      : grpcBudget(this.#readsHeaders ? grpc : undefined, this.#maxInboundBudget);
+    // The caller has already given up: 504 / DEADLINE_EXCEEDED without running the handler (SPEC §14.4).
+    if (budget !== undefined && budget <= 0) return throwError(http ? inboundDeadlineExceeded : grpcExpired);
     const criticality = http
       ? this.#criticalityOf(request, plan.criticality)
       : grpc !== undefined && this.#criticalityHeader !== undefined
@@ -217,7 +219,9 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
       const route = routeIn(context, binding, request);
       if (!route.ok) return subscriber.error(route.error);
       // Only a consumer that can unsubscribe early (RPC, WS) needs a signal of its own; HTTP has the connection's.
+      // A gRPC caller's cancellation aborts it too.
       const own = disconnect === undefined ? new AbortController() : undefined;
+      if (own !== undefined) abortOnCancel(grpcCall(context), own);
       const options = runOptionsOf(binding, route.route, disconnect ?? own!.signal);
       // Claims the context before the first attempt reaches the entries listed after this one.
       const call = new ClaimingCall(subscriber, context, this);

@@ -16,6 +16,7 @@ import { ResilienceExplorer } from './resilience.explorer';
 import { ResilienceHealthIndicator } from './resilience.health';
 import { ResilienceInterceptor } from './resilience.interceptor';
 import { HttpServicePropagation } from './http-service-propagation';
+import { GrpcClientPropagation } from './grpc-client-propagation';
 import { ConfigurableResilienceModule, RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
 import type { PolicyDefinition, ResilienceModuleOptions } from './resilience-module-options.interface';
 import { StreamGate } from './stream-gate';
@@ -148,6 +149,7 @@ export function createResilience(options: ResilienceModuleOptions): Resilience {
     ResilienceHealthIndicator,
     ResilienceInterceptor,
     HttpServicePropagation,
+    GrpcClientPropagation,
     { provide: APP_FILTER, useClass: ResilienceExceptionFilter },
   ],
   // StreamGate and the options are what the decorators' interceptor needs in whichever module it is instantiated.

@@ -4,12 +4,7 @@ import { Agent, request as undiciRequest } from 'undici';
 import { FakeClock } from '@ballast/testing';
 import { bindCriticality, Criticality } from './criticality';
 import { withDeadline } from './deadline';
-import {
-  formatGrpcTimeout,
-  grpcPropagation,
-  parseGrpcTimeout,
-  undiciPropagation,
-} from './propagation-integrations';
+import { undiciPropagation } from './propagation-integrations';
 
 /** A real loopback server: `/ok` answers, `/hang` never does (only the client's abort ends it). */
 describe('propagation integrations against a real node:http server', () => {
@@ -93,54 +88,5 @@ describe('propagation integrations against a real node:http server', () => {
       expect(seen.at(-1)).not.toHaveProperty('x-deadline-budget-ms');
       expect(seen.at(-1)).not.toHaveProperty('x-criticality');
     });
-  });
-});
-
-describe('gRPC helpers', () => {
-  it('formats grpc-timeout in gRPC units, never shorter than the budget and at most 8 digits', () => {
-    expect([1500, 0, -3, 1.2, 99_999_999, 100_000_000, 1e12, 1e18].map(formatGrpcTimeout)).toEqual([
-      '1500m',
-      '0m',
-      '0m',
-      '2m',
-      '99999999m',
-      '100000S',
-      '16666667M',
-      '99999999H',
-    ]);
-  });
-
-  it('parses grpc-timeout, and refuses what is not its format', () => {
-    expect(['1500m', '2S', '3M', '1H', '500u', '7n'].map(parseGrpcTimeout)).toEqual([
-      1500, 2000, 180_000, 3_600_000, 0.5, 0.000007,
-    ]);
-    expect(['', '123456789m', '1.5S', '-1m', '5', 'abc', undefined].map(parseGrpcTimeout)).toEqual(
-      Array(7).fill(undefined),
-    );
-  });
-
-  it('round-trips: parse(format(ms)) ≥ ms', () => {
-    for (const ms of [0, 1, 999, 1e8 + 1, 3.6e9 * 5])
-      expect(parseGrpcTimeout(formatGrpcTimeout(ms))!).toBeGreaterThanOrEqual(ms);
-  });
-
-  it('grpcPropagation sets criticality metadata (an existing value wins) and a deadline option', () => {
-    const store = new Map<string, string[]>();
-    const metadata = {
-      get: (k: string) => store.get(k) ?? [],
-      set: (k: string, v: string) => void store.set(k, [v]),
-    };
-    const clock = new FakeClock();
-    const { options } = withDeadline(
-      1000,
-      () => bindCriticality(Criticality.BEST_EFFORT, () => grpcPropagation(metadata)),
-      clock,
-    );
-    expect(store.get('x-criticality')).toEqual(['best_effort']);
-    expect(options.deadline).toBeInstanceOf(Date);
-    store.set('x-criticality', ['critical']);
-    bindCriticality(Criticality.BEST_EFFORT, () => grpcPropagation(metadata));
-    expect(store.get('x-criticality')).toEqual(['critical']);
-    expect(grpcPropagation(metadata).options).toEqual({});
   });
 });

@@ -6,7 +6,7 @@ import {
 } from './propagation';
 
 /**
- * Ready integrations of {@link propagationHeaders} (SPEC §14.4) for undici and gRPC (axios: axios-propagation.ts). They are structural:
+ * Ready integrations of {@link propagationHeaders} (SPEC §14.4) for undici (axios: axios-propagation.ts; gRPC: grpc-propagation.ts). They are structural:
  * each takes the library's objects as arguments and names only the shapes it uses, so `@ballast/core` depends on
  * none of those libraries (SPEC §1 layering) and works with any version that has those shapes.
  */
@@ -151,67 +151,4 @@ class AbortingHandler {
     this.#done();
     this.#forward('onResponseError', args);
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// gRPC
-
-const GRPC_UNITS: readonly [string, number][] = [
-  ['n', 1e-6],
-  ['u', 1e-3],
-  ['m', 1],
-  ['S', 1_000],
-  ['M', 60_000],
-  ['H', 3_600_000],
-];
-
-/**
- * A budget in ms as gRPC's `grpc-timeout` value (PROTOCOL-HTTP2: at most 8 digits and a unit): whole ms
- * (`"1500m"`) when they fit, else the smallest coarser unit, rounded up so the budget is never cut short by the
- * encoding (clamped at 99999999H). Never negative.
- */
-export function formatGrpcTimeout(ms: number): string {
-  const budget = ms > 0 ? ms : 0;
-  for (const [unit, size] of GRPC_UNITS.slice(2)) {
-    const value = Math.ceil(budget / size);
-    if (value <= 99_999_999) return `${value}${unit}`;
-  }
-  return '99999999H';
-}
-
-/** A `grpc-timeout` value in ms, or undefined when it is not gRPC's format (1–8 digits, one of `HMSmun`). */
-export function parseGrpcTimeout(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const match = /^(\d{1,8})([HMSmun])$/.exec(value.trim());
-  if (match === null) return undefined;
-  const size = GRPC_UNITS.find(([unit]) => unit === match[2])![1];
-  return Number(match[1]) * size;
-}
-
-/** gRPC's `Metadata`, as far as {@link grpcPropagation} touches it. */
-export interface GrpcMetadataLike {
-  get(key: string): unknown[];
-  set(key: string, value: string): void;
-}
-
-/**
- * For a gRPC client call (`@grpc/grpc-js` directly, or a `@nestjs/microservices` `ClientGrpc` service method, which
- * takes `(request, metadata, callOptions)`): adds the criticality to `metadata` (a value already there wins) and
- * returns the call options carrying the remaining budget as a `deadline`, which grpc-js sends as `grpc-timeout`
- * in gRPC's own format. Without an ambient deadline the options are empty.
- */
-export function grpcPropagation<M extends GrpcMetadataLike>(
-  metadata: M,
-  names?: PropagationHeaderNames,
-): { metadata: M; options: { deadline?: Date } } {
-  const headers = propagationHeaders(names);
-  const options: { deadline?: Date } = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (name === (names?.deadline?.toLowerCase() ?? 'x-deadline-budget-ms')) {
-      options.deadline = new Date(Date.now() + Number(value));
-    } else if (metadata.get(name).length === 0) {
-      metadata.set(name, value);
-    }
-  }
-  return { metadata, options };
 }
