@@ -15,7 +15,8 @@ async function bootstrap(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     return fail(`PORT must be a port number (0–65535), got '${process.env['PORT']}'.`);
   const app = await NestFactory.create(AppModule, fastify ? new FastifyAdapter() : new ExpressAdapter(), {
-    logger: ['error', 'warn'],
+    // VERBOSE=1 adds Nest's `log` level: the per-hop lines of GET /chain (README §8), among Nest's own start-up lines.
+    logger: process.env['VERBOSE'] === '1' ? ['error', 'warn', 'log'] : ['error', 'warn'],
   });
   try {
     await app.listen(port, '127.0.0.1');
