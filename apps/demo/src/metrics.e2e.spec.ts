@@ -113,6 +113,13 @@ describe.each(['express', 'fastify'] as const)('demo GET /metrics (%s)', (platfo
     for (let i = 0; i < 6; i++) await request(server).get('/work/search').expect(200);
     // An operator action, for ballast.control.applied.
     await app.get(Resilience).admin.forceOpen('search', 'elsewhere', { scope: 'local' });
+    // A chaos injection, for ballast.chaos.injected (a route of its own: the throttle of the default one sheds).
+    await app
+      .get(Resilience)
+      .admin.setChaos('search', { enabled: true, outcome: { rate: 1, value: 'chaos' } });
+    await expect(app.get(Resilience).run(() => 'real', { policy: 'search', route: 'chaos' })).resolves.toBe(
+      'chaos',
+    );
 
     const res = await request(server).get('/metrics').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
