@@ -3,7 +3,8 @@
 // counts, about 20 s; never writes the file). Exits non-zero when any invariant breaks. Options:
 //   --quick               the CI slice            --minutes=N   time box of a full run (default 4)
 //   --seed=N              run seed (full runs pick one at random and print it; --quick uses 20261205)
-//   --only=a,b            parts: interleavings, specs, headers, cardinality
+//   --only=a,b            parts: interleavings, specs, headers, cardinality; and load-fault, run only when named
+//                         (the demo fleet under load and faults, load-fault/load-fault.mjs; never in --quick)
 //   --path=P / --case=I   replay one failing interleaving (with --seed) / one fuzz case
 //   --workers=N           interleaving processes of a full run (default: one per core)
 //   --runs=N              stop the interleavings at N runs (summed over the workers) if the time box allows
@@ -23,6 +24,8 @@ import { processProblems } from './lib/probes.mjs';
 import { writeReliability } from './lib/report.mjs';
 
 const PARTS = ['interleavings', 'specs', 'headers', 'cardinality'];
+/** Parts a run includes only when `--only` names them. */
+const NAMED_ONLY = ['load-fault'];
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
@@ -33,7 +36,10 @@ const args = Object.fromEntries(
 const quick = args.quick === true;
 const seed = args.seed !== undefined ? Number(args.seed) | 0 : quick ? 20261205 : randomInt(2 ** 31);
 const only = args.only === undefined ? PARTS : String(args.only).split(',');
-for (const p of only) if (!PARTS.includes(p)) throw new Error(`--only: unknown part ${p}`);
+for (const p of only)
+  if (!PARTS.includes(p) && !NAMED_ONLY.includes(p)) throw new Error(`--only: unknown part ${p}`);
+if (quick && only.includes('load-fault'))
+  throw new Error('--quick never runs load-fault (see tools/soak/README.md)');
 const inject = args.inject;
 const started = Date.now();
 const deadline = started + Number(args.minutes ?? 4) * 60_000;
@@ -235,6 +241,15 @@ async function main() {
       `interleavings: ${il.runs} runs (${il.calls} calls, ${il.commands} commands, ${il.faults} store faults, ${il.adminActions} admin actions), ${il.workers} worker(s), ${il.seconds} s`,
     );
   }
+  if (only.includes('load-fault')) {
+    const { runLoadFault } = await import('./load-fault/load-fault.mjs');
+    const { writeLoadFault } = await import('./lib/report-load-fault.mjs');
+    r.loadFault = await runLoadFault({ seed, minutes: Number(args.minutes ?? 4), say });
+    if (args['no-write'] === undefined) {
+      writeLoadFault({ ...r.loadFault, date: r.date });
+      say('wrote the load-fault section of RELIABILITY.md');
+    }
+  }
   if (
     args.path === undefined &&
     caseIndex === undefined &&
@@ -255,7 +270,7 @@ async function main() {
     .map((c) => `canary: the injected fault ${c.inject} was not caught`);
   const late = processProblems.filter((p) => !(r.interleavings?.problems ?? []).some((q) => q.includes(p)));
   const problems = [
-    ...['interleavings', 'specs', 'headers', 'cardinality'].flatMap((p) =>
+    ...['interleavings', 'specs', 'headers', 'cardinality', 'loadFault'].flatMap((p) =>
       (r[p]?.problems ?? []).map((x) => `${p}: ${x}`),
     ),
     ...late,

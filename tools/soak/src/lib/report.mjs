@@ -1,8 +1,22 @@
-// RELIABILITY.md: written whole by a full `npm run soak` (or any run given --write), from the figures of that run.
+// RELIABILITY.md: written whole by a full `npm run soak` (or any run given --write), from the figures of that run,
+// but for the load-fault section (lib/report-load-fault.mjs), which it keeps as it is.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './ballast.mjs';
+
+/** The load-fault section (lib/report-load-fault.mjs) sits between these markers; a full run keeps it as it is. */
+export const BEGIN =
+  '<!-- load-fault: written by `npm run soak -- --only=load-fault`; a full soak keeps it -->';
+export const END = '<!-- load-fault: end -->';
+const FILE = path.join(ROOT, 'RELIABILITY.md');
+
+/** The section's current text in RELIABILITY.md (markers included), or '' when there is none. */
+export function currentSection(text = fs.existsSync(FILE) ? fs.readFileSync(FILE, 'utf8') : '') {
+  const a = text.indexOf(BEGIN);
+  const b = text.indexOf(END);
+  return a >= 0 && b > a ? text.slice(a, b + END.length) : '';
+}
 
 const n = (x) => x.toLocaleString('en-US');
 const mib = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
@@ -140,5 +154,6 @@ export function reliabilityMarkdown(r) {
 }
 
 export function writeReliability(r) {
-  fs.writeFileSync(path.join(ROOT, 'RELIABILITY.md'), reliabilityMarkdown(r));
+  const kept = currentSection();
+  fs.writeFileSync(FILE, kept === '' ? reliabilityMarkdown(r) : `${reliabilityMarkdown(r)}\n${kept}\n`);
 }
