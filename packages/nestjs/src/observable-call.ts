@@ -89,7 +89,6 @@ class ObservableAttempt implements AbortHook {
   #error: unknown = undefined;
   #onValues: ((values: unknown[]) => void) | undefined = undefined;
   #onError: ((error: unknown) => void) | undefined = undefined;
-  #signal: AbortSignal | undefined = undefined;
   #subscription: Subscription | undefined = undefined;
   /** The attempt started before this one on the same call and still running then. */
   nextStarted: ObservableAttempt | undefined = undefined;
@@ -103,17 +102,8 @@ class ObservableAttempt implements AbortHook {
     }
     this.nextStarted = call.started;
     call.started = this;
-    if (!cancelOnAbort) return;
-    const hooked = ctx as Partial<Record<typeof ON_ABORT, (hook: AbortHook) => void>>;
-    const register = hooked[ON_ABORT];
-    if (register !== undefined) {
-      register.call(ctx, this);
-      return;
-    }
-    // Not core's own context (never the case today): the signal, which core creates lazily on first read.
-    const signal = (this.#signal = ctx.signal);
-    if (signal.aborted) this.handleEvent();
-    else signal.addEventListener('abort', this, { once: true });
+    // Core runs every attempt with its own AttemptContext, which has the hook (startObservable is its only caller).
+    if (cancelOnAbort) (ctx as CallContext & { [ON_ABORT](hook: AbortHook): void })[ON_ABORT](this);
   }
 
   /** Core aborted the attempt (its timeout, a lost hedge race, the client gone): stop the source, fail it. */
@@ -155,11 +145,6 @@ class ObservableAttempt implements AbortHook {
     onValues?.(this.#values);
   }
 
-  /** The attempt's signal aborted (this is an EventListener object): stop the source, fail the attempt. */
-  handleEvent(): void {
-    this.attemptAborted(this.#signal!.reason);
-  }
-
   /** The call settled without this attempt: stop its source, report nothing (core has moved on). */
   abandon(): void {
     if (this.#state !== 0) return;
@@ -174,7 +159,6 @@ class ObservableAttempt implements AbortHook {
 
   #detach(): void {
     this.#onValues = this.#onError = undefined;
-    if (this.#signal !== undefined) this.#signal.removeEventListener('abort', this);
   }
 }
 

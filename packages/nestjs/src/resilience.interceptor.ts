@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { SSE_METADATA } from './nest-internals';
 import { Reflector } from '@nestjs/core';
-import { Resilience, parseDuration, type CallContext } from '@ballast/core';
+import { Resilience, parseDuration } from '@ballast/core';
 import { Observable, defer, isObservable, throwError, type Subscriber } from 'rxjs';
 import { clientDisconnectSignal, requestHeader } from './client-disconnect';
 import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality-level';
@@ -17,20 +17,13 @@ import type { ResilienceModuleOptions } from './resilience-module-options.interf
 import {
   ResilienceBindingMetadata,
   isWrappedProviderMethod,
-  runOptionsOf,
   type ResilienceBinding,
 } from './resilience-binding';
-import {
-  DEFAULT_MAX_INBOUND_BUDGET,
-  MALFORMED,
-  inScope,
-  inboundDeadlineExceeded,
-  parseBudget,
-} from './request-scope';
+import { DEFAULT_MAX_INBOUND_BUDGET, MALFORMED, inboundDeadlineExceeded, parseBudget } from './request-scope';
 import { StreamGate } from './stream-gate';
 import { abortOnCancel, grpcBudget, grpcCall, grpcExpired, grpcMetadata } from './grpc-call';
-import { handlerRoute, type CallRoute } from './call-route';
-import { ObservableCall, collect, startObservable } from './observable-call';
+import { ObservableCall } from './observable-call';
+import { ResilientExecution, handlerCallRoute, type AnyMethod } from './resilient-execution';
 import { isSubscriptionMethod } from './method-kinds';
 import {
   BALLAST_INTERCEPTOR,
@@ -53,8 +46,6 @@ interface HandlerPlan {
   /** A handler wrapped at bootstrap (http-handler-wrapping.ts) runs its policy itself: the interceptor passes. */
   readonly wrapped: boolean;
 }
-
-type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
 
 /**
  * Marks the requests (execution contexts) an interceptor is running a policy for. A handler can list the
@@ -135,14 +126,17 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   readonly #criticalityHeader: string | undefined;
   readonly #readsHeaders: boolean;
   readonly #maxInboundBudget: number;
+  /** The execution core every decorated call of this application runs through (resilient-execution.ts). */
+  readonly #execution: ResilientExecution;
   #warnedMalformed = false;
 
   constructor(
-    private readonly resilience: Resilience,
+    resilience: Resilience,
     private readonly reflector: Reflector,
-    private readonly streams: StreamGate,
+    streams: StreamGate,
     @Inject(RESILIENCE_MODULE_OPTIONS) options: ResilienceModuleOptions,
   ) {
+    this.#execution = new ResilientExecution(resilience, streams);
     this.#deadlineHeader = options.headers?.deadline?.toLowerCase();
     this.#criticalityHeader = options.headers?.criticality?.toLowerCase();
     this.#readsHeaders = this.#deadlineHeader !== undefined || this.#criticalityHeader !== undefined;
@@ -179,20 +173,20 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
       if (budget === undefined && criticality === undefined) return next.handle();
       // No policy here, but the handler's own calls (decorated providers, resilience.run) see the deadline/level.
       // Nothing to claim: another Ballast entry on this handler reads the same plan and at most binds the same scope.
-      const clock = this.resilience.clock;
       return new Observable((subscriber) =>
-        inScope(budget, criticality, clock, () => next.handle().subscribe(subscriber)),
+        this.#execution.inScope(budget, criticality, () => next.handle().subscribe(subscriber)),
       );
     }
+    // A failed route function throws in `defer`'s factory: the subscriber gets that error, no permit is taken.
     if (plan.stream)
       return claimWhile(
         context,
         this,
-        defer(() => {
-          const route = routeIn(context, binding, request);
-          if (!route.ok) return throwError(() => route.error);
-          return this.streams.gateObservable(binding, route.route, () => next.handle());
-        }),
+        defer(() =>
+          this.#execution.gateObservable(binding, handlerCallRoute(binding, context, request), () =>
+            next.handle(),
+          ),
+        ),
       );
     return this.#run(
       context,
@@ -216,18 +210,26 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   ): Observable<unknown> {
     return new Observable<unknown>((subscriber) => {
       // Each subscription is a call of its own, with its own route; a failed route function refuses it (no state).
-      const route = routeIn(context, binding, request);
-      if (!route.ok) return subscriber.error(route.error);
+      let route: string | undefined;
+      try {
+        route = handlerCallRoute(binding, context, request);
+      } catch (error) {
+        return subscriber.error(error);
+      }
       // Only a consumer that can unsubscribe early (RPC, WS) needs a signal of its own; HTTP has the connection's.
       // A gRPC caller's cancellation aborts it too.
       const own = disconnect === undefined ? new AbortController() : undefined;
       if (own !== undefined) abortOnCancel(grpcCall(context), own);
-      const options = runOptionsOf(binding, route.route, disconnect ?? own!.signal);
       // Claims the context before the first attempt reaches the entries listed after this one.
-      const call = new ClaimingCall(subscriber, context, this);
-      const start = () => startObservable(this.resilience, () => next.handle(), options, true, call);
-      if (budget === undefined && criticality === undefined) start();
-      else inScope(budget, criticality, this.resilience.clock, start);
+      const call = this.#execution.observe(
+        () => next.handle(),
+        binding,
+        route,
+        disconnect ?? own!.signal,
+        new ClaimingCall(subscriber, context, this),
+        budget,
+        criticality,
+      );
       return () => {
         // The consumer went away (or heard the end): a re-subscription from now on is a new call.
         call.release();
@@ -254,39 +256,26 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     if (budget !== undefined && budget <= 0) throw inboundDeadlineExceeded();
     const criticality = this.#criticalityOf(request, plan.criticality);
     const binding = plan.binding;
-    const clock = this.resilience.clock;
     if (binding === undefined) {
       if (budget === undefined && criticality === undefined) return handler.apply(self, args);
-      const result = inScope(budget, criticality, clock, () => handler.apply(self, args));
+      const result = this.#execution.inScope(budget, criticality, () => handler.apply(self, args));
       if (!isObservable(result)) return result;
       return new Observable((subscriber) =>
-        inScope(budget, criticality, clock, () => result.subscribe(subscriber)),
+        this.#execution.inScope(budget, criticality, () => result.subscribe(subscriber)),
       );
     }
     // A route function gets Nest's ExecutionContext: the wrapper asks Nest for it then (http-handler-wrapping.ts).
-    let route = binding.route;
-    if (typeof route === 'function') {
-      const answer = handlerRoute(binding, route, context!, request);
-      if (!answer.ok) throw answer.error;
-      route = answer.route;
-    }
-    const options = runOptionsOf(binding, route, clientDisconnectSignal(request));
-    const signals = plan.signalIndices;
-    const attempt = (ctx: CallContext): unknown => {
-      let attemptArgs = args;
-      if (signals.length > 0) {
-        attemptArgs = args.slice(); // hedged attempts run concurrently, each with its own signal
-        for (const i of signals) attemptArgs[i] = ctx.signal;
-      }
-      const result = handler.apply(self, attemptArgs);
-      if (isObservable(result)) return collect(result, ctx.signal);
-      // An async handler may resolve to an Observable (Nest subscribes to it): that is still this attempt's work.
-      if (result instanceof Promise)
-        return result.then((value: unknown) => (isObservable(value) ? collect(value, ctx.signal) : value));
-      return result;
-    };
-    if (budget === undefined && criticality === undefined) return this.resilience.run(attempt, options);
-    return inScope(budget, criticality, clock, () => this.resilience.run(attempt, options));
+    return this.#execution.runHandler(
+      handler,
+      self,
+      args,
+      plan.signalIndices,
+      binding,
+      handlerCallRoute(binding, context!, request),
+      clientDisconnectSignal(request),
+      budget,
+      criticality,
+    );
   }
 
   #budgetOf(request: unknown): number | undefined {
@@ -383,12 +372,6 @@ function claimWhile<T>(context: Claimable, entry: object, source: Observable<T>)
       subscription.unsubscribe();
     };
   });
-}
-
-/** The route of one call of a handler: the binding's fixed one, or its route function's answer for `context`. */
-function routeIn(context: ExecutionContext, binding: ResilienceBinding, request: unknown): CallRoute {
-  const route = binding.route;
-  return typeof route === 'function' ? handlerRoute(binding, route, context, request) : { ok: true, route };
 }
 
 /**
