@@ -23,7 +23,8 @@ import { DEFAULT_MAX_INBOUND_BUDGET, MALFORMED, inboundDeadlineExceeded, parseBu
 import { StreamGate } from './stream-gate';
 import { abortOnCancel, grpcBudget, grpcCall, grpcExpired, grpcMetadata } from './grpc-call';
 import { ObservableCall } from './observable-call';
-import { ResilientExecution, handlerCallRoute, type AnyMethod } from './resilient-execution';
+import { ResilientExecution, fixedRoute, handlerCallRoute, type AnyMethod } from './resilient-execution';
+import type { CallRoute } from './call-route';
 import { isSubscriptionMethod } from './method-kinds';
 import {
   BALLAST_INTERCEPTOR,
@@ -40,6 +41,8 @@ interface HandlerPlan {
   /** The controller class the plan was read for: an inherited handler is one function for several classes. */
   readonly owner: object;
   readonly binding: ResilienceBinding | undefined;
+  /** The fixed route's answer, built once (resilient-execution.ts); undefined for a route function. */
+  readonly route: CallRoute | undefined;
   readonly criticality: CriticalityLevel | undefined;
   /** `@Sse()` handlers stream: only the breaker gates them (SPEC §9, like async-generator providers). */
   readonly stream: boolean;
@@ -182,15 +185,16 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
       return claimWhile(
         context,
         this,
-        defer(() =>
-          this.#execution.gateObservable(binding, handlerCallRoute(binding, context, request), () =>
-            next.handle(),
-          ),
-        ),
+        defer(() => {
+          const route = handlerCallRoute(binding, plan.route, context, request);
+          if (!route.ok) return throwError(() => route.error);
+          return this.#execution.gateObservable(binding, route.route, () => next.handle());
+        }),
       );
     return this.#run(
       context,
       binding,
+      plan.route,
       request,
       next,
       http ? clientDisconnectSignal(request) : undefined,
@@ -202,6 +206,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   #run(
     context: Claimable,
     binding: ResilienceBinding,
+    fixed: CallRoute | undefined,
     request: unknown,
     next: CallHandler,
     disconnect: AbortSignal | undefined,
@@ -210,12 +215,8 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   ): Observable<unknown> {
     return new Observable<unknown>((subscriber) => {
       // Each subscription is a call of its own, with its own route; a failed route function refuses it (no state).
-      let route: string | undefined;
-      try {
-        route = handlerCallRoute(binding, context, request);
-      } catch (error) {
-        return subscriber.error(error);
-      }
+      const route = handlerCallRoute(binding, fixed, context, request);
+      if (!route.ok) return subscriber.error(route.error);
       // Only a consumer that can unsubscribe early (RPC, WS) needs a signal of its own; HTTP has the connection's.
       // A gRPC caller's cancellation aborts it too.
       const own = disconnect === undefined ? new AbortController() : undefined;
@@ -224,7 +225,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
       const call = this.#execution.observe(
         () => next.handle(),
         binding,
-        route,
+        route.route,
         disconnect ?? own!.signal,
         new ClaimingCall(subscriber, context, this),
         budget,
@@ -256,8 +257,8 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     if (budget !== undefined && budget <= 0) throw inboundDeadlineExceeded();
     const criticality = this.#criticalityOf(request, plan.criticality);
     const binding = plan.binding;
+    // Only a decorated handler is wrapped: without a binding it has a criticality, so there is a scope to bind.
     if (binding === undefined) {
-      if (budget === undefined && criticality === undefined) return handler.apply(self, args);
       const result = this.#execution.inScope(budget, criticality, () => handler.apply(self, args));
       if (!isObservable(result)) return result;
       return new Observable((subscriber) =>
@@ -265,13 +266,15 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
       );
     }
     // A route function gets Nest's ExecutionContext: the wrapper asks Nest for it then (http-handler-wrapping.ts).
+    const route = handlerCallRoute(binding, plan.route, context!, request);
+    if (!route.ok) throw route.error;
     return this.#execution.runHandler(
       handler,
       self,
       args,
       plan.signalIndices,
       binding,
-      handlerCallRoute(binding, context!, request),
+      route.route,
       clientDisconnectSignal(request),
       budget,
       criticality,
@@ -327,15 +330,24 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     // runs its policy and binds its criticality itself; running the policy here too would nest two calls
     // (N² attempts).
     if (isWrappedProviderMethod(handler))
-      return { owner, binding: undefined, criticality: undefined, stream: false, wrapped: false };
+      return {
+        owner,
+        binding: undefined,
+        route: undefined,
+        criticality: undefined,
+        stream: false,
+        wrapped: false,
+      };
     const targets = [handler, owner];
+    // A GraphQL subscription is not a call: a class-level @Resilient covers the resolver's queries, mutations and
+    // fields, not the subscriptions next to them (a decorator on the @Subscription method itself still applies).
+    const binding = isSubscriptionMethod(handler)
+      ? this.reflector.get(ResilienceBindingMetadata, handler)
+      : this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets);
     return {
       owner,
-      // A GraphQL subscription is not a call: a class-level @Resilient covers the resolver's queries, mutations and
-      // fields, not the subscriptions next to them (a decorator on the @Subscription method itself still applies).
-      binding: isSubscriptionMethod(handler)
-        ? this.reflector.get(ResilienceBindingMetadata, handler)
-        : this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets),
+      binding,
+      route: fixedRoute(binding),
       criticality: this.reflector.getAllAndOverride(CriticalityMetadata, targets),
       stream: this.reflector.get<boolean | undefined>(SSE_METADATA, handler) === true,
       wrapped: isWrappedHttpHandler(handler),

@@ -1,7 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
 import { currentSignal, type CallContext, type Resilience, type RunOptions } from '@ballast/core';
 import { isObservable, type Observable } from 'rxjs';
-import { runOptionsOf, type ResilienceBinding } from './resilience-binding';
+import { runOptionsOf, type ResilienceBinding, type RouteFunction } from './resilience-binding';
 import { handlerRoute, routeOfCall, type CallRoute, type DecoratedMethod } from './call-route';
 import { inScope } from './request-scope';
 import { collect, startObservable, type ObservableCall } from './observable-call';
@@ -126,35 +126,38 @@ export class ResilientExecution {
 }
 
 /**
- * The route of one call of a handler Nest calls through its pipeline: the binding's fixed one (nothing built), or its
- * route function's answer for the call — thrown when the function failed (the call is refused before any state).
+ * The answer of the binding's fixed route, built once per decorated method (a plan, a wrapper), so a call with a fixed
+ * route — the common case — builds nothing; undefined when the route is a function, asked for each call.
  */
-export function handlerCallRoute(
-  binding: ResilienceBinding,
-  context: ExecutionContext,
-  request: unknown,
-): string | undefined {
-  const route = binding.route;
-  if (typeof route !== 'function') return route;
-  const answer = handlerRoute(binding, route, context, request);
-  if (!answer.ok) throw answer.error;
-  return answer.route;
+export function fixedRoute(binding: ResilienceBinding | undefined): CallRoute | undefined {
+  if (binding === undefined || typeof binding.route === 'function') return undefined;
+  return { ok: true, route: binding.route };
 }
 
 /**
- * The route of each call of a provider method: a fixed route's answer is built once; a route function is asked for
- * each call, about its arguments only (a provider method has no request or ExecutionContext).
+ * The route of one call of a handler Nest calls through its pipeline: `fixed` ({@link fixedRoute}), or the route
+ * function's answer for the call (Nest's arguments, its ExecutionContext and, on HTTP, the request).
+ */
+export function handlerCallRoute(
+  binding: ResilienceBinding,
+  fixed: CallRoute | undefined,
+  context: ExecutionContext,
+  request: unknown,
+): CallRoute {
+  return fixed ?? handlerRoute(binding, binding.route as RouteFunction, context, request);
+}
+
+/**
+ * The route of each call of a provider method: {@link fixedRoute}, or the route function's answer about the call's
+ * arguments only (a provider method has no request or ExecutionContext).
  */
 export function methodCallRoute(
   binding: ResilienceBinding,
   where: DecoratedMethod,
 ): (args: unknown[]) => CallRoute {
-  const route = binding.route;
-  if (typeof route !== 'function') {
-    const fixed: CallRoute = { ok: true, route };
-    return () => fixed;
-  }
-  return (args) => routeOfCall(binding, route, { args }, where);
+  const fixed = fixedRoute(binding);
+  if (fixed !== undefined) return () => fixed;
+  return (args) => routeOfCall(binding, binding.route as RouteFunction, { args }, where);
 }
 
 /**
