@@ -9,7 +9,7 @@ import {
 import { SSE_METADATA } from './nest-internals';
 import { Reflector } from '@nestjs/core';
 import { Resilience, parseDuration } from '@ballast/core';
-import { Observable, defer, isObservable, throwError, type Subscriber } from 'rxjs';
+import { Observable, defer, isObservable, throwError } from 'rxjs';
 import { clientDisconnectSignal, requestHeader } from './client-disconnect';
 import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality-level';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
@@ -22,7 +22,7 @@ import {
 import { DEFAULT_MAX_INBOUND_BUDGET, MALFORMED, inboundDeadlineExceeded, parseBudget } from './request-scope';
 import { StreamGate } from './stream-gate';
 import { abortOnCancel, grpcBudget, grpcCall, grpcExpired, grpcMetadata } from './grpc-call';
-import { ObservableCall } from './observable-call';
+import { ClaimingCall, claimWhile, claimedByAnother, type Claimable } from './handler-claims';
 import { ResilientExecution, fixedRoute, handlerCallRoute, type AnyMethod } from './resilient-execution';
 import type { CallRoute } from './call-route';
 import { isSubscriptionMethod } from './method-kinds';
@@ -48,63 +48,6 @@ interface HandlerPlan {
   readonly stream: boolean;
   /** A handler wrapped at bootstrap (http-handler-wrapping.ts) runs its policy itself: the interceptor passes. */
   readonly wrapped: boolean;
-}
-
-/**
- * Marks the requests (execution contexts) an interceptor is running a policy for. A handler can list the
- * interceptor more than once — `@Resilient` on the class and on the method, or the global registration of the
- * `headers` option next to a decorator — and Nest then calls each entry with the same context: the first runs
- * the policy, the others (and their re-subscriptions on every retry or hedge) pass straight through while it runs.
- * The claim ends with the call, before its outcome reaches the subscriber: an interceptor of the user's that
- * retries by re-subscribing (nest #11923) calls the first entry again with the same context, and that must be a
- * new call under the policy, not the handler run bare. The mark counts the calls (and streams) still running on
- * the context, not only the latest: a user's interceptor that subscribes `next.handle()` twice at once (`merge`)
- * runs two calls, and the first must stay claimed when the second ends first, or its next attempt would reach the
- * entries listed after this one unclaimed and run the policy nested in itself.
- * The mark also names the entry that claimed: an entry called again while its own claim stands is that fan-out
- * (NestJS 12 subscribes each copy as soon as its `intercept` returns, so the second copy's `intercept` runs while the
- * first copy's call is claimed; NestJS 11 called both before subscribing either) and runs a call of its own, while
- * any other entry passes through. Class-level decorators attach a subclass of their own
- * ({@link ResilienceControllerInterceptor}), so the class and method entries of one handler are distinct entries.
- * A property on the context, not a WeakSet: a weak collection that gains an entry per request makes every
- * garbage collection walk its table, which cost ≈ 3 µs per request (a CPU profile shows it as GC time).
- */
-const CLAIMED = Symbol('ballast.claimed');
-const CLAIMER = Symbol('ballast.claimer');
-
-/** The number of calls and streams entries are running on the context that have not ended, and who claimed. */
-type Claimable = ExecutionContext & { [CLAIMED]?: number; [CLAIMER]?: object };
-
-/** Claims the context for `entry`: one more call or stream running on it. */
-function claim(context: Claimable, entry: object): void {
-  context[CLAIMED] = (context[CLAIMED] ?? 0) + 1;
-  context[CLAIMER] = entry;
-}
-
-/** An {@link ObservableCall} that holds a claim on its context until it ends or its consumer leaves. */
-class ClaimingCall extends ObservableCall {
-  #claimed = true;
-
-  constructor(
-    subscriber: Subscriber<unknown>,
-    private readonly context: Claimable,
-    entry: object,
-  ) {
-    super(subscriber);
-    claim(context, entry);
-  }
-
-  /** Ends the claim (once): before the subscriber hears the end, or when it unsubscribes first. */
-  release(): void {
-    if (!this.#claimed) return;
-    this.#claimed = false;
-    this.context[CLAIMED]!--;
-  }
-
-  override settled(ok: boolean, result: unknown): void {
-    this.release();
-    super.settled(ok, result);
-  }
 }
 
 /**
@@ -153,9 +96,8 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     // An undecorated handler with no headers to read passes straight through (the common case, on every route).
     if (plan.binding === undefined && plan.criticality === undefined && !this.#readsHeaders)
       return next.handle();
-    // Inside another entry's call on this handler: that entry runs the policy (see CLAIMED).
-    if (((context as Claimable)[CLAIMED] ?? 0) > 0 && (context as Claimable)[CLAIMER] !== this)
-      return next.handle();
+    // Inside another entry's call on this handler: that entry runs the policy (handler-claims.ts).
+    if (claimedByAnother(context, this)) return next.handle();
     const http = context.getType() === 'http';
     // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
     const request: unknown = http ? context.getArgByIndex(0) : undefined;
@@ -180,7 +122,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
         this.#execution.inScope(budget, criticality, () => next.handle().subscribe(subscriber)),
       );
     }
-    // A failed route function throws in `defer`'s factory: the subscriber gets that error, no permit is taken.
+    // A stream is admitted per subscription under its call's route; a failed route function errors it (no permit).
     if (plan.stream)
       return claimWhile(
         context,
@@ -356,40 +298,9 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
 }
 
 /**
- * `source`, with the request claimed by this entry while it runs: the claim ends before the subscriber hears the
- * end (an error, the completion), so a user's retry that re-subscribes at once finds it ended.
- */
-function claimWhile<T>(context: Claimable, entry: object, source: Observable<T>): Observable<T> {
-  return new Observable<T>((subscriber) => {
-    let claimed = true;
-    claim(context, entry);
-    const release = (): void => {
-      if (!claimed) return;
-      claimed = false;
-      context[CLAIMED]!--;
-    };
-    const subscription = source.subscribe({
-      next: (value) => subscriber.next(value),
-      error: (error: unknown) => {
-        release();
-        subscriber.error(error);
-      },
-      complete: () => {
-        release();
-        subscriber.complete();
-      },
-    });
-    return () => {
-      release();
-      subscription.unsubscribe();
-    };
-  });
-}
-
-/**
  * The interceptor class-level decorators attach (`@Resilient`, `@Hedged`, `@Criticality` on a controller, resolver or
  * gateway): the same logic as {@link ResilienceInterceptor}, as an entry of its own in a handler's chain, so a call
- * claimed by one of the two entries tells the other apart from a re-invocation of itself (see CLAIMED).
+ * claimed by one of the two entries tells the other apart from a re-invocation of itself (handler-claims.ts).
  */
 @Injectable()
 export class ResilienceControllerInterceptor extends ResilienceInterceptor {}

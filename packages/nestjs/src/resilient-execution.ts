@@ -24,15 +24,13 @@ export type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
  */
 export class ResilientExecution {
   constructor(
-    readonly resilience: Resilience,
+    private readonly resilience: Resilience,
     private readonly streams: StreamGate,
   ) {}
 
   /** Runs `fn` with the call's deadline (a budget in ms) and criticality bound; `fn()` alone when neither is set. */
   inScope<T>(budget: number | undefined, criticality: CriticalityLevel | undefined, fn: () => T): T {
-    return budget === undefined && criticality === undefined
-      ? fn()
-      : inScope(budget, criticality, this.resilience.clock, fn);
+    return inScope(budget, criticality, this.resilience.clock, fn);
   }
 
   /**
@@ -98,10 +96,10 @@ export class ResilientExecution {
   ): C {
     const options = runOptionsOf(binding, route, signal);
     if (budget === undefined && criticality === undefined)
-      startObservable(this.resilience, source, options, true, call);
+      startObservable(this.resilience, source, options, call);
     else
       inScope(budget, criticality, this.resilience.clock, () =>
-        startObservable(this.resilience, source, options, true, call),
+        startObservable(this.resilience, source, options, call),
       );
     return call;
   }
