@@ -13,6 +13,8 @@ import { ResilienceError } from '@ballast/core';
 import { CriticalityMetadata, type CriticalityLevel } from './criticality-level';
 import { ResilienceBindingMetadata, type ResilienceBinding } from './resilience-binding';
 import { callSignalFactory } from './call-signal';
+import type { CallRoute } from './call-route';
+import { fixedRoute } from './resilient-execution';
 import { isMicroserviceHandler } from './method-kinds';
 
 type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
@@ -22,6 +24,8 @@ type ControllerClass = abstract new (...args: never[]) => unknown;
 export interface HttpHandlerPlan {
   readonly binding: ResilienceBinding | undefined;
   readonly criticality: CriticalityLevel | undefined;
+  /** The fixed route's answer, built once (resilient-execution.ts); undefined for a route function. */
+  readonly route: CallRoute | undefined;
   /** Where Nest puts the request (a parameter Ballast adds to the route's parameter metadata). */
   readonly requestIndex: number;
   /** The `@CallSignal()` parameters: their value is the attempt's signal, set inside each attempt. */
@@ -215,7 +219,12 @@ function wrapHandler(
         },
       };
   Reflect.defineMetadata(ROUTE_ARGS_METADATA, { ...params, ...param }, owner, name);
-  const plan: HttpHandlerPlan = { ...decorators, requestIndex, signalIndices };
+  const plan: HttpHandlerPlan = {
+    ...decorators,
+    route: fixedRoute(decorators.binding),
+    requestIndex,
+    signalIndices,
+  };
   const state: WrapperState = { original };
   const wrapped: Wrapped = function (this: unknown, ...args: unknown[]): unknown {
     // Nest's router passes exactly requestIndex + 1 arguments, the request (or its context) last.

@@ -5,7 +5,7 @@ import { ResilienceControllerInterceptor, ResilienceInterceptor } from './resili
 /**
  * Lists Ballast's interceptor on a decorated class or method, once: `@Resilient` and `@Criticality` on one
  * member (or a subclass whose parent carries them) would otherwise list the same entry twice, and an entry called
- * again while its own call runs counts as a user's fan-out (a call of its own; see resilience.interceptor.ts).
+ * again while its own call runs counts as a user's fan-out (a call of its own; see handler-claims.ts).
  * A class gets {@link ResilienceControllerInterceptor}, a method {@link ResilienceInterceptor}: two entries of one
  * handler's chain that tell each other apart.
  */

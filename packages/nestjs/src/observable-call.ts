@@ -11,41 +11,28 @@ import { from, type Observable, type Subscriber, type Subscription } from 'rxjs'
 
 /**
  * An observable run through a policy and replayed to one subscriber (a handler under the interceptor, an
- * Observable-returning provider method). Each attempt subscribes the source afresh; once the call succeeds, the
- * subscriber gets every value the winning attempt emitted, in order, then `complete` (HTTP uses the last one);
- * a failed call gives it the error.
+ * Observable-returning provider method), through `call`, made beforehand (the caller records it before the first
+ * attempt starts). Each attempt subscribes the source afresh; once the call succeeds, the subscriber gets every value
+ * the winning attempt emitted, in order, then `complete` (HTTP uses the last one); a failed call gives it the error.
  *
  * Nothing in between is a Promise: core calls the attempt's `then` and the call's settler directly, so a request
  * costs no promise, reaction or microtask hop of Ballast's own beyond what the pipeline itself needs (on Node 20
  * each promise also pays the AsyncLocalStorage hooks). Core accepts thenables that call back at once.
  */
-export function runObservable(
-  resilience: Resilience,
-  source: () => Observable<unknown>,
-  options: RunOptions<unknown>,
-  cancelOnAbort: boolean,
-  subscriber: Subscriber<unknown>,
-): ObservableCall {
-  return startObservable(resilience, source, options, cancelOnAbort, new ObservableCall(subscriber));
-}
-
-/** {@link runObservable} with a call made beforehand (the caller records it before the first attempt starts). */
 export function startObservable(
   resilience: Resilience,
   source: () => Observable<unknown>,
   options: RunOptions<unknown>,
-  cancelOnAbort: boolean,
   call: ObservableCall,
 ): ObservableCall {
-  resilience[RUN_SETTLED]((ctx) => new ObservableAttempt(source(), ctx, cancelOnAbort, call), options, call);
+  resilience[RUN_SETTLED]((ctx) => new ObservableAttempt(source(), ctx, call), options, call);
   return call;
 }
 
 /**
  * Hands the call's end to the subscriber — after tearing down every attempt still subscribed. Once the call has
  * settled, an attempt that has not ended is abandoned whatever ended the call (its timeout, a lost hedge race, the
- * client gone, the deadline), even if nothing unsubscribed it on abort: with `cancelOnAbort` off (a handler declared
- * to return a Promise) its source may still be an Observable, e.g. an `async` handler that resolves to one.
+ * client gone, the deadline), even if nothing unsubscribed it on abort.
  */
 export class ObservableCall implements CallSettler {
   /** The call has ended (a later unsubscribe has nothing left to cancel); set before the subscriber hears it. */
@@ -75,12 +62,12 @@ function reportLater(error: unknown): void {
 /**
  * One attempt: subscribes its observable at once — inside the attempt's context frame, so the handler's work sees
  * `currentSignal()`, the deadline and the criticality — gathers what it emits, and reports the outcome when core
- * calls `then` (at once if it is already known). With `cancelOnAbort`, an aborted attempt — timeout, lost hedge
- * race, client gone — tears the subscription down at once, which cancels observable work such as an interval or
- * an HttpService request; without it, the call's end does (see {@link ObservableCall}). The abort is heard through
- * core's internal `ON_ABORT` hook, not `ctx.signal`: reading the signal makes core create an AbortController for
- * the attempt (with its listener ≈ 8 µs on Node 20), the hook costs nothing, so every handler gets it whatever its
- * return type. The object is its own rxjs observer and abort hook, so an attempt allocates no closures.
+ * calls `then` (at once if it is already known). An aborted attempt — timeout, lost hedge race, client gone — tears
+ * the subscription down at once, which cancels observable work such as an interval or an HttpService request. The
+ * abort is heard through core's internal `ON_ABORT` hook (core runs every attempt with its own context, which has
+ * it), not `ctx.signal`: reading the signal makes core create an AbortController for the attempt (with its listener
+ * ≈ 8 µs on Node 20), the hook costs nothing, so every handler gets it whatever its return type. The object is its
+ * own rxjs observer and abort hook, so an attempt allocates no closures.
  */
 class ObservableAttempt implements AbortHook {
   readonly #values: unknown[] = [];
@@ -89,12 +76,11 @@ class ObservableAttempt implements AbortHook {
   #error: unknown = undefined;
   #onValues: ((values: unknown[]) => void) | undefined = undefined;
   #onError: ((error: unknown) => void) | undefined = undefined;
-  #signal: AbortSignal | undefined = undefined;
   #subscription: Subscription | undefined = undefined;
   /** The attempt started before this one on the same call and still running then. */
   nextStarted: ObservableAttempt | undefined = undefined;
 
-  constructor(source: Observable<unknown>, ctx: CallContext, cancelOnAbort: boolean, call: ObservableCall) {
+  constructor(source: Observable<unknown>, ctx: CallContext, call: ObservableCall) {
     this.#subscription = source.subscribe(this);
     if (this.#state !== 0) return;
     if (call.done) {
@@ -103,17 +89,7 @@ class ObservableAttempt implements AbortHook {
     }
     this.nextStarted = call.started;
     call.started = this;
-    if (!cancelOnAbort) return;
-    const hooked = ctx as Partial<Record<typeof ON_ABORT, (hook: AbortHook) => void>>;
-    const register = hooked[ON_ABORT];
-    if (register !== undefined) {
-      register.call(ctx, this);
-      return;
-    }
-    // Not core's own context (never the case today): the signal, which core creates lazily on first read.
-    const signal = (this.#signal = ctx.signal);
-    if (signal.aborted) this.handleEvent();
-    else signal.addEventListener('abort', this, { once: true });
+    (ctx as CallContext & { [ON_ABORT](hook: AbortHook): void })[ON_ABORT](this);
   }
 
   /** Core aborted the attempt (its timeout, a lost hedge race, the client gone): stop the source, fail it. */
@@ -155,11 +131,6 @@ class ObservableAttempt implements AbortHook {
     onValues?.(this.#values);
   }
 
-  /** The attempt's signal aborted (this is an EventListener object): stop the source, fail the attempt. */
-  handleEvent(): void {
-    this.attemptAborted(this.#signal!.reason);
-  }
-
   /** The call settled without this attempt: stop its source, report nothing (core has moved on). */
   abandon(): void {
     if (this.#state !== 0) return;
@@ -174,7 +145,6 @@ class ObservableAttempt implements AbortHook {
 
   #detach(): void {
     this.#onValues = this.#onError = undefined;
-    if (this.#signal !== undefined) this.#signal.removeEventListener('abort', this);
   }
 }
 

@@ -7,24 +7,17 @@ import {
   Reflector,
 } from '@nestjs/core';
 import type { InstanceWrapper } from './nest-internals';
-import {
-  ErrorCode,
-  Resilience,
-  ResilienceError,
-  bindCriticality,
-  currentSignal,
-  type RunOptions,
-} from '@ballast/core';
+import { ErrorCode, Resilience, ResilienceError, bindCriticality, currentSignal } from '@ballast/core';
 import { Observable, isObservable } from 'rxjs';
-import { runObservable } from './observable-call';
+import { ObservableCall } from './observable-call';
 import {
   PROVIDER_WRAPPED as WRAPPED,
   ResilienceBindingMetadata,
   type ResilienceBinding,
-  type RouteFunction,
   runOptionsOf,
 } from './resilience-binding';
-import { routeOfCall, type CallRoute, type DecoratedMethod } from './call-route';
+import type { DecoratedMethod } from './call-route';
+import { ResilientExecution, methodCallRoute, type AnyMethod } from './resilient-execution';
 import { StreamGate } from './stream-gate';
 import { attachGatewayFilter } from './gateway-filter';
 import {
@@ -43,17 +36,12 @@ import { checkControllers, prototypeOf } from './controller-checks';
 import { CriticalityMetadata, type CriticalityLevel } from './criticality-level';
 import { bindHost, latestHost, unbindHost } from './prototype-bindings';
 
-type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
-
 /*
  * Prototype wrappers are marked with `WRAPPED` (which holds the original), so a prototype shared by two applications
  * (request-scoped providers) is wrapped only once, and a class inheriting a wrapper is wrapped around the original,
  * not around it.
  */
-interface Host {
-  resilience: Resilience;
-  streams: StreamGate;
-}
+type Host = ResilientExecution;
 /** Per static GraphQL resolver instance, its application: its methods are wrapped on the prototype too. */
 const instanceHosts = new WeakMap<object, Host>();
 
@@ -90,7 +78,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     modules: ModulesContainer,
     @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {
-    this.#host = { resilience, streams };
+    this.#host = new ResilientExecution(resilience, streams);
     runLifecycleHooksFirst(modules);
     // Before Nest registers the routes (at `init()`), which is when it reads the handler functions.
     wrapHttpHandlers(modules);
@@ -301,14 +289,12 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
   ): AnyMethod {
     // A fixed route's options are built once; a route function is asked for each call, about its arguments only
     // (a provider method has no request or ExecutionContext). A failed answer refuses the call before any state.
+    const routeOf = methodCallRoute(binding, where);
     const route = binding.route;
-    const fixed: CallRoute | undefined = typeof route === 'function' ? undefined : { ok: true, route };
-    const routeOf = (args: unknown[]): CallRoute =>
-      fixed ?? routeOfCall(binding, route as RouteFunction, { args }, where);
-    const options = fixed === undefined ? undefined : runOptionsOf(binding, fixed.route);
+    const options = typeof route === 'function' ? undefined : runOptionsOf(binding, route);
     if (isAsyncGeneratorFunction(original)) {
       return function (this: unknown, ...args: unknown[]) {
-        return host(this).streams.gateIterable(
+        return host(this).gateIterable(
           binding,
           routeOf(args),
           () => original.apply(this, args) as AsyncIterable<unknown>,
@@ -325,12 +311,12 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
           const own = new AbortController();
           const parent = currentSignal();
           const signal = parent === undefined ? own.signal : AbortSignal.any([parent, own.signal]);
-          const call = runObservable(
-            host(this).resilience,
+          const call = host(this).observe(
             () => original.apply(this, args) as Observable<unknown>,
-            runOptionsOf(binding, callRoute.route, signal),
-            true,
-            subscriber,
+            binding,
+            callRoute.route,
+            signal,
+            new ObservableCall(subscriber),
           );
           return () => {
             if (!call.done) own.abort();
@@ -341,13 +327,15 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     return function (this: unknown, ...args: unknown[]) {
       const callRoute = routeOf(args);
       if (!callRoute.ok) return Promise.reject(callRoute.error);
-      return host(this).resilience.run(
+      return host(this).runMethod(
         () => {
           const result = original.apply(this, args);
           if (isObservable(result)) throw observableWithoutMetadata(original.name);
           return result;
         },
-        linkedTo(options ?? runOptionsOf(binding, callRoute.route)),
+        binding,
+        callRoute.route,
+        options,
       );
     };
   }
@@ -367,19 +355,6 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
 function runLifecycleHooksFirst(modules: ModulesContainer): void {
   for (const moduleRef of modules.values())
     if (moduleRef.providers.has(ResilienceExplorer)) moduleRef.distance = Number.POSITIVE_INFINITY;
-}
-
-/**
- * The run options of one call of a wrapped method: linked to the enclosing call, if any (a decorated handler, another
- * decorated method, the user's own `resilience.run`), so that call's abort — its attempt timeout, deadline, a lost
- * hedge race, the client's disconnect — aborts this one too and reaches the method's `currentSignal()`. Core's `run`
- * does not link to the enclosing call by itself. Read at call time: each attempt of the enclosing call has its own
- * signal. Outside any call `currentSignal()` is a single AsyncLocalStorage lookup that allocates nothing; inside
- * one it makes core create the enclosing attempt's AbortController (lazily, ~5 µs) — the price of propagating.
- */
-function linkedTo(options: RunOptions<unknown>): RunOptions<unknown> {
-  const signal = currentSignal();
-  return signal === undefined ? options : { ...options, signal };
 }
 
 function isObject(value: unknown): value is object {

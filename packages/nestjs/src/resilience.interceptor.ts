@@ -8,8 +8,8 @@ import {
 } from '@nestjs/common';
 import { SSE_METADATA } from './nest-internals';
 import { Reflector } from '@nestjs/core';
-import { Resilience, parseDuration, type CallContext } from '@ballast/core';
-import { Observable, defer, isObservable, throwError, type Subscriber } from 'rxjs';
+import { Resilience, parseDuration } from '@ballast/core';
+import { Observable, defer, isObservable, throwError } from 'rxjs';
 import { clientDisconnectSignal, requestHeader } from './client-disconnect';
 import { CriticalityMetadata, parseCriticality, type CriticalityLevel } from './criticality-level';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition';
@@ -17,20 +17,14 @@ import type { ResilienceModuleOptions } from './resilience-module-options.interf
 import {
   ResilienceBindingMetadata,
   isWrappedProviderMethod,
-  runOptionsOf,
   type ResilienceBinding,
 } from './resilience-binding';
-import {
-  DEFAULT_MAX_INBOUND_BUDGET,
-  MALFORMED,
-  inScope,
-  inboundDeadlineExceeded,
-  parseBudget,
-} from './request-scope';
+import { DEFAULT_MAX_INBOUND_BUDGET, MALFORMED, inboundDeadlineExceeded, parseBudget } from './request-scope';
 import { StreamGate } from './stream-gate';
 import { abortOnCancel, grpcBudget, grpcCall, grpcExpired, grpcMetadata } from './grpc-call';
-import { handlerRoute, type CallRoute } from './call-route';
-import { ObservableCall, collect, startObservable } from './observable-call';
+import { ClaimingCall, claimWhile, claimedByAnother, type Claimable } from './handler-claims';
+import { ResilientExecution, fixedRoute, handlerCallRoute, type AnyMethod } from './resilient-execution';
+import type { CallRoute } from './call-route';
 import { isSubscriptionMethod } from './method-kinds';
 import {
   BALLAST_INTERCEPTOR,
@@ -47,70 +41,13 @@ interface HandlerPlan {
   /** The controller class the plan was read for: an inherited handler is one function for several classes. */
   readonly owner: object;
   readonly binding: ResilienceBinding | undefined;
+  /** The fixed route's answer, built once (resilient-execution.ts); undefined for a route function. */
+  readonly route: CallRoute | undefined;
   readonly criticality: CriticalityLevel | undefined;
   /** `@Sse()` handlers stream: only the breaker gates them (SPEC §9, like async-generator providers). */
   readonly stream: boolean;
   /** A handler wrapped at bootstrap (http-handler-wrapping.ts) runs its policy itself: the interceptor passes. */
   readonly wrapped: boolean;
-}
-
-type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
-
-/**
- * Marks the requests (execution contexts) an interceptor is running a policy for. A handler can list the
- * interceptor more than once — `@Resilient` on the class and on the method, or the global registration of the
- * `headers` option next to a decorator — and Nest then calls each entry with the same context: the first runs
- * the policy, the others (and their re-subscriptions on every retry or hedge) pass straight through while it runs.
- * The claim ends with the call, before its outcome reaches the subscriber: an interceptor of the user's that
- * retries by re-subscribing (nest #11923) calls the first entry again with the same context, and that must be a
- * new call under the policy, not the handler run bare. The mark counts the calls (and streams) still running on
- * the context, not only the latest: a user's interceptor that subscribes `next.handle()` twice at once (`merge`)
- * runs two calls, and the first must stay claimed when the second ends first, or its next attempt would reach the
- * entries listed after this one unclaimed and run the policy nested in itself.
- * The mark also names the entry that claimed: an entry called again while its own claim stands is that fan-out
- * (NestJS 12 subscribes each copy as soon as its `intercept` returns, so the second copy's `intercept` runs while the
- * first copy's call is claimed; NestJS 11 called both before subscribing either) and runs a call of its own, while
- * any other entry passes through. Class-level decorators attach a subclass of their own
- * ({@link ResilienceControllerInterceptor}), so the class and method entries of one handler are distinct entries.
- * A property on the context, not a WeakSet: a weak collection that gains an entry per request makes every
- * garbage collection walk its table, which cost ≈ 3 µs per request (a CPU profile shows it as GC time).
- */
-const CLAIMED = Symbol('ballast.claimed');
-const CLAIMER = Symbol('ballast.claimer');
-
-/** The number of calls and streams entries are running on the context that have not ended, and who claimed. */
-type Claimable = ExecutionContext & { [CLAIMED]?: number; [CLAIMER]?: object };
-
-/** Claims the context for `entry`: one more call or stream running on it. */
-function claim(context: Claimable, entry: object): void {
-  context[CLAIMED] = (context[CLAIMED] ?? 0) + 1;
-  context[CLAIMER] = entry;
-}
-
-/** An {@link ObservableCall} that holds a claim on its context until it ends or its consumer leaves. */
-class ClaimingCall extends ObservableCall {
-  #claimed = true;
-
-  constructor(
-    subscriber: Subscriber<unknown>,
-    private readonly context: Claimable,
-    entry: object,
-  ) {
-    super(subscriber);
-    claim(context, entry);
-  }
-
-  /** Ends the claim (once): before the subscriber hears the end, or when it unsubscribes first. */
-  release(): void {
-    if (!this.#claimed) return;
-    this.#claimed = false;
-    this.context[CLAIMED]!--;
-  }
-
-  override settled(ok: boolean, result: unknown): void {
-    this.release();
-    super.settled(ok, result);
-  }
 }
 
 /**
@@ -135,14 +72,17 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   readonly #criticalityHeader: string | undefined;
   readonly #readsHeaders: boolean;
   readonly #maxInboundBudget: number;
+  /** The execution core every decorated call of this application runs through (resilient-execution.ts). */
+  readonly #execution: ResilientExecution;
   #warnedMalformed = false;
 
   constructor(
-    private readonly resilience: Resilience,
+    resilience: Resilience,
     private readonly reflector: Reflector,
-    private readonly streams: StreamGate,
+    streams: StreamGate,
     @Inject(RESILIENCE_MODULE_OPTIONS) options: ResilienceModuleOptions,
   ) {
+    this.#execution = new ResilientExecution(resilience, streams);
     this.#deadlineHeader = options.headers?.deadline?.toLowerCase();
     this.#criticalityHeader = options.headers?.criticality?.toLowerCase();
     this.#readsHeaders = this.#deadlineHeader !== undefined || this.#criticalityHeader !== undefined;
@@ -156,9 +96,8 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     // An undecorated handler with no headers to read passes straight through (the common case, on every route).
     if (plan.binding === undefined && plan.criticality === undefined && !this.#readsHeaders)
       return next.handle();
-    // Inside another entry's call on this handler: that entry runs the policy (see CLAIMED).
-    if (((context as Claimable)[CLAIMED] ?? 0) > 0 && (context as Claimable)[CLAIMER] !== this)
-      return next.handle();
+    // Inside another entry's call on this handler: that entry runs the policy (handler-claims.ts).
+    if (claimedByAnother(context, this)) return next.handle();
     const http = context.getType() === 'http';
     // The request is the first handler argument on HTTP; `switchToHttp()` would build three closures per call.
     const request: unknown = http ? context.getArgByIndex(0) : undefined;
@@ -179,24 +118,25 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
       if (budget === undefined && criticality === undefined) return next.handle();
       // No policy here, but the handler's own calls (decorated providers, resilience.run) see the deadline/level.
       // Nothing to claim: another Ballast entry on this handler reads the same plan and at most binds the same scope.
-      const clock = this.resilience.clock;
       return new Observable((subscriber) =>
-        inScope(budget, criticality, clock, () => next.handle().subscribe(subscriber)),
+        this.#execution.inScope(budget, criticality, () => next.handle().subscribe(subscriber)),
       );
     }
+    // A stream is admitted per subscription under its call's route; a failed route function errors it (no permit).
     if (plan.stream)
       return claimWhile(
         context,
         this,
         defer(() => {
-          const route = routeIn(context, binding, request);
+          const route = handlerCallRoute(binding, plan.route, context, request);
           if (!route.ok) return throwError(() => route.error);
-          return this.streams.gateObservable(binding, route.route, () => next.handle());
+          return this.#execution.gateObservable(binding, route.route, () => next.handle());
         }),
       );
     return this.#run(
       context,
       binding,
+      plan.route,
       request,
       next,
       http ? clientDisconnectSignal(request) : undefined,
@@ -208,6 +148,7 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   #run(
     context: Claimable,
     binding: ResilienceBinding,
+    fixed: CallRoute | undefined,
     request: unknown,
     next: CallHandler,
     disconnect: AbortSignal | undefined,
@@ -216,18 +157,22 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
   ): Observable<unknown> {
     return new Observable<unknown>((subscriber) => {
       // Each subscription is a call of its own, with its own route; a failed route function refuses it (no state).
-      const route = routeIn(context, binding, request);
+      const route = handlerCallRoute(binding, fixed, context, request);
       if (!route.ok) return subscriber.error(route.error);
       // Only a consumer that can unsubscribe early (RPC, WS) needs a signal of its own; HTTP has the connection's.
       // A gRPC caller's cancellation aborts it too.
       const own = disconnect === undefined ? new AbortController() : undefined;
       if (own !== undefined) abortOnCancel(grpcCall(context), own);
-      const options = runOptionsOf(binding, route.route, disconnect ?? own!.signal);
       // Claims the context before the first attempt reaches the entries listed after this one.
-      const call = new ClaimingCall(subscriber, context, this);
-      const start = () => startObservable(this.resilience, () => next.handle(), options, true, call);
-      if (budget === undefined && criticality === undefined) start();
-      else inScope(budget, criticality, this.resilience.clock, start);
+      const call = this.#execution.observe(
+        () => next.handle(),
+        binding,
+        route.route,
+        disconnect ?? own!.signal,
+        new ClaimingCall(subscriber, context, this),
+        budget,
+        criticality,
+      );
       return () => {
         // The consumer went away (or heard the end): a re-subscription from now on is a new call.
         call.release();
@@ -254,39 +199,28 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     if (budget !== undefined && budget <= 0) throw inboundDeadlineExceeded();
     const criticality = this.#criticalityOf(request, plan.criticality);
     const binding = plan.binding;
-    const clock = this.resilience.clock;
+    // Only a decorated handler is wrapped: without a binding it has a criticality, so there is a scope to bind.
     if (binding === undefined) {
-      if (budget === undefined && criticality === undefined) return handler.apply(self, args);
-      const result = inScope(budget, criticality, clock, () => handler.apply(self, args));
+      const result = this.#execution.inScope(budget, criticality, () => handler.apply(self, args));
       if (!isObservable(result)) return result;
       return new Observable((subscriber) =>
-        inScope(budget, criticality, clock, () => result.subscribe(subscriber)),
+        this.#execution.inScope(budget, criticality, () => result.subscribe(subscriber)),
       );
     }
     // A route function gets Nest's ExecutionContext: the wrapper asks Nest for it then (http-handler-wrapping.ts).
-    let route = binding.route;
-    if (typeof route === 'function') {
-      const answer = handlerRoute(binding, route, context!, request);
-      if (!answer.ok) throw answer.error;
-      route = answer.route;
-    }
-    const options = runOptionsOf(binding, route, clientDisconnectSignal(request));
-    const signals = plan.signalIndices;
-    const attempt = (ctx: CallContext): unknown => {
-      let attemptArgs = args;
-      if (signals.length > 0) {
-        attemptArgs = args.slice(); // hedged attempts run concurrently, each with its own signal
-        for (const i of signals) attemptArgs[i] = ctx.signal;
-      }
-      const result = handler.apply(self, attemptArgs);
-      if (isObservable(result)) return collect(result, ctx.signal);
-      // An async handler may resolve to an Observable (Nest subscribes to it): that is still this attempt's work.
-      if (result instanceof Promise)
-        return result.then((value: unknown) => (isObservable(value) ? collect(value, ctx.signal) : value));
-      return result;
-    };
-    if (budget === undefined && criticality === undefined) return this.resilience.run(attempt, options);
-    return inScope(budget, criticality, clock, () => this.resilience.run(attempt, options));
+    const route = handlerCallRoute(binding, plan.route, context!, request);
+    if (!route.ok) throw route.error;
+    return this.#execution.runHandler(
+      handler,
+      self,
+      args,
+      plan.signalIndices,
+      binding,
+      route.route,
+      clientDisconnectSignal(request),
+      budget,
+      criticality,
+    );
   }
 
   #budgetOf(request: unknown): number | undefined {
@@ -338,15 +272,24 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
     // runs its policy and binds its criticality itself; running the policy here too would nest two calls
     // (N² attempts).
     if (isWrappedProviderMethod(handler))
-      return { owner, binding: undefined, criticality: undefined, stream: false, wrapped: false };
+      return {
+        owner,
+        binding: undefined,
+        route: undefined,
+        criticality: undefined,
+        stream: false,
+        wrapped: false,
+      };
     const targets = [handler, owner];
+    // A GraphQL subscription is not a call: a class-level @Resilient covers the resolver's queries, mutations and
+    // fields, not the subscriptions next to them (a decorator on the @Subscription method itself still applies).
+    const binding = isSubscriptionMethod(handler)
+      ? this.reflector.get(ResilienceBindingMetadata, handler)
+      : this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets);
     return {
       owner,
-      // A GraphQL subscription is not a call: a class-level @Resilient covers the resolver's queries, mutations and
-      // fields, not the subscriptions next to them (a decorator on the @Subscription method itself still applies).
-      binding: isSubscriptionMethod(handler)
-        ? this.reflector.get(ResilienceBindingMetadata, handler)
-        : this.reflector.getAllAndOverride(ResilienceBindingMetadata, targets),
+      binding,
+      route: fixedRoute(binding),
       criticality: this.reflector.getAllAndOverride(CriticalityMetadata, targets),
       stream: this.reflector.get<boolean | undefined>(SSE_METADATA, handler) === true,
       wrapped: isWrappedHttpHandler(handler),
@@ -355,46 +298,9 @@ export class ResilienceInterceptor implements NestInterceptor, HttpHandlerRuntim
 }
 
 /**
- * `source`, with the request claimed by this entry while it runs: the claim ends before the subscriber hears the
- * end (an error, the completion), so a user's retry that re-subscribes at once finds it ended.
- */
-function claimWhile<T>(context: Claimable, entry: object, source: Observable<T>): Observable<T> {
-  return new Observable<T>((subscriber) => {
-    let claimed = true;
-    claim(context, entry);
-    const release = (): void => {
-      if (!claimed) return;
-      claimed = false;
-      context[CLAIMED]!--;
-    };
-    const subscription = source.subscribe({
-      next: (value) => subscriber.next(value),
-      error: (error: unknown) => {
-        release();
-        subscriber.error(error);
-      },
-      complete: () => {
-        release();
-        subscriber.complete();
-      },
-    });
-    return () => {
-      release();
-      subscription.unsubscribe();
-    };
-  });
-}
-
-/** The route of one call of a handler: the binding's fixed one, or its route function's answer for `context`. */
-function routeIn(context: ExecutionContext, binding: ResilienceBinding, request: unknown): CallRoute {
-  const route = binding.route;
-  return typeof route === 'function' ? handlerRoute(binding, route, context, request) : { ok: true, route };
-}
-
-/**
  * The interceptor class-level decorators attach (`@Resilient`, `@Hedged`, `@Criticality` on a controller, resolver or
  * gateway): the same logic as {@link ResilienceInterceptor}, as an entry of its own in a handler's chain, so a call
- * claimed by one of the two entries tells the other apart from a re-invocation of itself (see CLAIMED).
+ * claimed by one of the two entries tells the other apart from a re-invocation of itself (handler-claims.ts).
  */
 @Injectable()
 export class ResilienceControllerInterceptor extends ResilienceInterceptor {}
