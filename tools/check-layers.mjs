@@ -34,6 +34,7 @@ const TEST_EXTRA = {
   ballast: ['testing'],
   external: [
     'fast-check',
+    'redis6', // packages/redis's tests: node-redis 6 (npm alias of redis@6) beside the node-redis 5 dev dependency
     'supertest',
     '@nestjs/testing',
     '@nestjs/platform-express',

@@ -111,11 +111,8 @@ if (RUN_TOPOLOGY_TESTS) {
       );
       try {
         await new Promise((r) => setTimeout(r, 300));
-        console.log('kill', Date.now());
         await cluster.kill(victim);
-        console.log('killed', Date.now());
         await cluster.healthy(30_000);
-        console.log('healthy', Date.now());
         expect(cluster.masterOf(tag('open', 'r0'))).toBe(replica);
         await new Promise((r) => setTimeout(r, 500)); // calls go on after the promotion too
       } finally {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { nodeRedisClient, closeAll } from './__tests__/clients';
+import { nodeRedis6Client, nodeRedisClient, closeAll } from './__tests__/clients';
 import {
   REDIS_URL,
   RUN_REDIS_TESTS,
@@ -13,15 +13,18 @@ import { describeStoreConformance } from './__tests__/store-conformance';
 import type { RedisClient } from './redis-commands';
 
 // The same suites core's in-memory stores pass, on the real Redis, through each client family: ioredis `Redis` and
-// node-redis `createClient` (Cluster and Sentinel: redis-cluster / redis-sentinel .integration.spec.ts).
+// node-redis `createClient`, of the `redis` package 5 and 6 (Cluster and Sentinel: redis-cluster / redis-sentinel
+// .integration.spec.ts, node-redis 5 only).
 if (RUN_REDIS_TESTS) {
   const prefix = uniquePrefix('conformance');
   let client: Redis | undefined;
   let nodeRedis: RedisClient | undefined;
+  let nodeRedis6: RedisClient | undefined;
   const redis = (): Redis => (client ??= newClient());
   beforeAll(async () => {
     await requireRedis(redis());
     nodeRedis = (await nodeRedisClient(REDIS_URL)) as unknown as RedisClient;
+    nodeRedis6 = (await nodeRedis6Client(REDIS_URL)) as unknown as RedisClient;
   });
   afterAll(async () => {
     await cleanUp(prefix, [client]);
@@ -42,6 +45,7 @@ if (RUN_REDIS_TESTS) {
     },
   });
   describeStoreConformance('node-redis, caller time', () => nodeRedis!, `${prefix}:nr`);
+  describeStoreConformance('node-redis 6, caller time', () => nodeRedis6!, `${prefix}:nr6`);
 } else {
   describe('Redis store conformance', () => reportRedisUnreachable());
 }

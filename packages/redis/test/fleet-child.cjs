@@ -1,24 +1,50 @@
-// A replica for the multi-process fleet tests (src/redis-fleet.integration.spec.ts). It runs the stores from their
-// TypeScript sources, no build needed (tools/jest/ts-source-loader.cjs). Protocol: JSON lines; {id, op, ...} on
-// stdin, {id, result|error} out.
+// A replica for the multi-process fleet tests (src/redis-fleet.integration.spec.ts, and the failover runs of
+// `npm run test:redis-fleet`, src/*.fleet-failover.spec.ts). It runs the stores from their TypeScript sources, no
+// build needed (tools/jest/ts-source-loader.cjs). Protocol: JSON lines; {id, op, ...} on stdin, {id, result|error}
+// out. Its first argument is a Redis URL, or a JSON connection: {"cluster": [{host, port}, ...]} (ioredis Cluster)
+// or {"sentinels": [{host, port}, ...], "name": "..."} (ioredis Redis through Sentinel).
 'use strict';
 const path = require('node:path');
 const { root } = require(path.join(__dirname, '..', '..', '..', 'tools', 'jest', 'ts-source-loader.cjs'));
 
-const { Redis } = require('ioredis');
-const { stateKey } = require('@ballast/core');
+const { Cluster, Redis } = require('ioredis');
+const {
+  CircuitBreakerStrategy,
+  RateLimitStrategy,
+  Resilience,
+  ResiliencePolicy,
+  stateKey,
+} = require('@ballast/core');
 const { redisCircuitBreakerStore, redisRateLimitStore, redisLatencyDigestStore } = require(
   path.join(root, 'packages', 'redis', 'src', 'index.ts'),
 );
 
 const [url, optionsJson] = process.argv.slice(2);
 const options = JSON.parse(optionsJson);
-const client = new Redis(url, { maxRetriesPerRequest: 1 });
+/** The client the connection argument asks for; the options are those of the topology tests (__tests__/clients.ts). */
+function connect(connection) {
+  if (!connection.startsWith('{')) return new Redis(connection, { maxRetriesPerRequest: 1 });
+  const c = JSON.parse(connection);
+  if (c.cluster)
+    return new Cluster(c.cluster, {
+      redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2000 },
+      clusterRetryStrategy: () => 100,
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      slotsRefreshTimeout: 2000,
+    });
+  return new Redis({ sentinels: c.sentinels, name: c.name, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+}
+const client = connect(url);
 client.on('error', () => {});
 const stores = {
   cb: redisCircuitBreakerStore(client, options),
   rl: redisRateLimitStore(client, options),
   dd: redisLatencyDigestStore(client, options),
+  // Patient ones (5 s) for the checks after a failover, the breaker on the caller's clock (`now` from the request)
+  // so a probe lease's life does not race the failover's.
+  cbAt: redisCircuitBreakerStore(client, { ...options, time: 'caller', commandTimeout: 5000 }),
+  rlPatient: redisRateLimitStore(client, { ...options, commandTimeout: 5000 }),
 };
 const { send, serve } = require('./child-protocol.cjs');
 const keyOf = (k) => stateKey(k.policy, k.route ?? undefined);
@@ -76,6 +102,59 @@ async function stress({ key, params, count, concurrency, outcome }) {
   return { recorded: count };
 }
 
+/**
+ * Calls through one `Resilience` (a rate limit and a breaker on the stores above) on two policies, from `load-start`
+ * until `load-stop`: `open` (failOpenOnStoreError) and `strict` (not), each on its own route, `concurrency` loops
+ * each, 5 ms apart. `load-stop` answers how often each outcome (`ok` or an error code) came, and the
+ * `store_degraded` events per policy.
+ */
+let load;
+function loadStart({ routes, concurrency }) {
+  const strategies = () => [
+    new RateLimitStrategy({ permits: 100_000, per: '1s' }),
+    new CircuitBreakerStrategy({
+      failureRatio: 0.9,
+      samplingWindow: '1m',
+      minThroughput: 1000,
+      breakDuration: '1s',
+    }),
+  ];
+  const resilience = new Resilience({
+    policies: [
+      new ResiliencePolicy({ name: 'open', strategies: strategies(), failOpenOnStoreError: true }),
+      new ResiliencePolicy({ name: 'strict', strategies: strategies(), failOpenOnStoreError: false }),
+    ],
+    stores: { circuitBreaker: stores.cb, rateLimit: stores.rl },
+  });
+  const outcomes = { open: {}, strict: {} };
+  const degraded = { open: 0, strict: 0 };
+  resilience.on((e) => {
+    if (e.type === 'store_degraded' && e.policy in degraded) degraded[e.policy]++;
+  });
+  const state = { running: true };
+  const loops = ['open', 'strict'].flatMap((policy) =>
+    Array.from({ length: concurrency }, async () => {
+      while (state.running) {
+        const outcome = await resilience
+          .run(async () => 'ok', { policy, route: routes[policy] })
+          .catch((e) => (e && e.code) || String(e));
+        outcomes[policy][outcome] = (outcomes[policy][outcome] ?? 0) + 1;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }),
+  );
+  load = { resilience, state, loops, outcomes, degraded };
+  return 'started';
+}
+
+async function loadStop() {
+  const { resilience, state, loops, outcomes, degraded } = load;
+  state.running = false;
+  await Promise.all(loops);
+  await resilience.close();
+  return { outcomes, degraded };
+}
+
 async function handle(msg) {
   switch (msg.op) {
     case 'acquire':
@@ -89,6 +168,27 @@ async function handle(msg) {
       for (const x of msg.values) last = await stores.dd.observe(keyOf(msg.key), msg.params, x, 0);
       return last ?? null;
     }
+    case 'acquire-at':
+      return { ...(await stores.cbAt.acquire(keyOf(msg.key), msg.params, msg.now)) };
+    case 'acquire-many-at':
+      return Promise.all(
+        Array.from({ length: msg.count }, async () => ({
+          ...(await stores.cbAt.acquire(keyOf(msg.key), msg.params, msg.now)),
+        })),
+      );
+    case 'record-at':
+      return stores.cbAt.record(keyOf(msg.key), msg.params, msg.admission, msg.outcome, msg.now);
+    case 'take-many':
+      return Promise.all(
+        Array.from(
+          { length: msg.count },
+          async () => (await stores.rlPatient.take(keyOf(msg.key), msg.params, 0)).ok,
+        ),
+      );
+    case 'load-start':
+      return loadStart(msg);
+    case 'load-stop':
+      return loadStop();
     case 'stampede':
       return stampede(msg);
     case 'flood':

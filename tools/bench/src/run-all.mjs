@@ -11,6 +11,7 @@ const suites = [
   'instructions.bench.mjs',
   'sustained.bench.mjs',
   'redis-stores.bench.mjs',
+  'redis-topologies.bench.mjs',
   'handler.bench.mjs',
   'http.bench.mjs',
 ];

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster, createSentinel } from 'redis';
+import { createClient as createClient6 } from 'redis6';
 import { REDIS_REQUIRED } from './redis-test-env';
 
 /*
@@ -59,6 +60,13 @@ export function ioredisSentinel(sentinels: Node[], name: string): Redis {
 
 export async function nodeRedisClient(url: string) {
   const c = track(quiet(createClient({ url, socket: { connectTimeout: 2000 } })));
+  await c.connect();
+  return c;
+}
+
+/** node-redis 6 (the `redis6` alias of `redis@6` among the dev dependencies), standalone. */
+export async function nodeRedis6Client(url: string) {
+  const c = track(quiet(createClient6({ url, socket: { connectTimeout: 2000 } })));
   await c.connect();
   return c;
 }
