@@ -34,6 +34,11 @@ const params: BreakerParams = {
   halfOpenMaxCalls: 1,
 };
 const TIMEOUT = 150;
+/**
+ * The command timeout of the stores that set up and check state on the direct connection (not under test): generous,
+ * so a loaded CI machine cannot fail the setup with the default 250 ms (seen once at load average 7–11).
+ */
+const SETUP_TIMEOUT = 10_000;
 
 /** Awaits `p` and answers what it threw, with how long that took. */
 /**
@@ -93,7 +98,7 @@ if (RUN_REDIS_TESTS) {
 
     it('throws the typed error within commandTimeout when Redis stops answering, and recovers with nothing lost', async () => {
       const store = redisCircuitBreakerStore(client, { prefix, commandTimeout: TIMEOUT });
-      const fleet = redisCircuitBreakerStore(direct, { prefix });
+      const fleet = redisCircuitBreakerStore(direct, { prefix, commandTimeout: SETUP_TIMEOUT });
       const k = key();
       for (let i = 0; i < 4; i++) {
         const a = await fleet.acquire(k, params, 0);
@@ -280,7 +285,7 @@ if (RUN_REDIS_TESTS) {
           }),
         ).toBe('served by the fleet state');
         // and a trip anywhere in the fleet reaches this instance again
-        const fleet = redisCircuitBreakerStore(direct, { prefix });
+        const fleet = redisCircuitBreakerStore(direct, { prefix, commandTimeout: SETUP_TIMEOUT });
         const k = stateKey('orders', route);
         for (let i = 0; i < 4; i++) {
           const a = await fleet.acquire(k, params, 0);
@@ -309,7 +314,7 @@ if (RUN_REDIS_TESTS) {
         expect(isResilienceError(error) && error.code).toBe('resilience_store_unavailable');
         proxy.restore();
         // back to normal: the fleet's state in Redis governs again
-        const fleet = redisCircuitBreakerStore(direct, { prefix });
+        const fleet = redisCircuitBreakerStore(direct, { prefix, commandTimeout: SETUP_TIMEOUT });
         const k = stateKey('orders', route);
         for (let i = 0; i < 4; i++) {
           const a = await fleet.acquire(k, params, 0);
