@@ -1,9 +1,9 @@
 import type { Engine } from '../executor/engine';
 import type { PolicyRuntime } from '../executor/policy-runtime';
-import { policyFromSpec } from '../policy/policy-spec';
 import type { ResiliencePolicy } from '../policy/resilience-policy';
 import { storeUnavailable, versionConflict } from './control-errors';
 import { LocalExpiries } from './local-expiry';
+import { emitApplied, fleetPolicy } from './control-events';
 import { AppliedSettings, type SettingApplier } from './applied-settings';
 import type { SettingAction } from './control-store';
 import { stateKey } from '../stores/ports';
@@ -294,17 +294,8 @@ export class ControlReplica {
   }
 
   #retune(policy: string, spec: unknown, version: number): void {
-    let next: ResiliencePolicy;
-    try {
-      next = policyFromSpec(spec);
-    } catch (error) {
-      // A spec this replica cannot read (a newer replica wrote it during a rolling deploy): keep what runs.
-      process.emitWarning(
-        `Ballast: the fleet's retune of '${policy}' (version ${version}) is invalid here and was not applied: ${String(error)}`,
-        'BallastControlWarning',
-      );
-      return;
-    }
+    const next = fleetPolicy(policy, spec, version);
+    if (next === undefined) return;
     this.host.replace(next, version);
     this.#emit('retune', policy, undefined, 'fleet', undefined, version);
   }
@@ -405,17 +396,7 @@ export class ControlReplica {
     expired?: boolean,
     version?: number,
   ): void {
-    const e = this.host.engine;
-    if (!e.listening) return;
-    e.emit({
-      type: 'control_applied',
-      policy,
-      route,
-      action,
-      scope,
-      ...(expired === true ? { expired } : {}),
-      ...(version === undefined ? {} : { version }),
-    });
+    emitApplied(this.host.engine, action, policy, route, scope, expired, version);
   }
 
   /** For `admin`: the same event when a local-scope action is applied. */
@@ -427,5 +408,3 @@ export class ControlReplica {
 function ttlOf(change: ControlChange): { remaining?: number } {
   return change.action === 'forceOpen' && change.ttl !== undefined ? { remaining: change.ttl } : {};
 }
-
-export { storeUnavailable, versionConflict } from './control-errors';
