@@ -76,6 +76,56 @@ describe('events', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('a call whose policy reads no clock skips the start-time read unless a listener wants its duration', async () => {
+    const clock = new FakeClock();
+    let reads = 0;
+    const counting = {
+      now: () => {
+        reads++;
+        return clock.now();
+      },
+      setTimeout: (f: () => void, ms: number) => clock.setTimeout(f, ms),
+      clearTimeout: (h: unknown) => clock.clearTimeout(h as never),
+    };
+    const resilience = new Resilience({
+      policies: [
+        policy('retry-only', [
+          new RetryStrategy({ maxAttempts: 2, backoff: { base: 5, max: 5, jitter: 'none' } }),
+        ]),
+        policy('timed', [new TimeoutStrategy({ timeout: 50 })]),
+      ],
+      clock: counting,
+      random: seededRandom(3),
+    });
+    await resilience.ready();
+    const before = reads;
+    await resilience.run(() => 1, { policy: 'retry-only' });
+    expect(reads - before).toBe(0);
+    await resilience.run(async () => 1, { policy: 'timed' });
+    expect(reads).toBeGreaterThan(0);
+    // With a listener the same call is timed: its `call` event carries the duration fn took.
+    const seen: ResilienceEvent[] = [];
+    const off = resilience.on((e) => seen.push(e));
+    const slow = settle(
+      resilience.run(() => new Promise((r) => clock.setTimeout(() => r(1), 30)), { policy: 'retry-only' }),
+    );
+    await clock.advance(30);
+    expect(slow.value).toBe(1);
+    expect(seen).toEqual([
+      { type: 'call', policy: 'retry-only', route: undefined, outcome: 'success', duration: 30 },
+    ]);
+    // A call that started unheard and ends heard is not reported with a made-up duration.
+    off();
+    const unheard = settle(
+      resilience.run(() => new Promise((r) => clock.setTimeout(() => r(2), 30)), { policy: 'retry-only' }),
+    );
+    const late: ResilienceEvent[] = [];
+    resilience.on((e) => late.push(e));
+    await clock.advance(30);
+    expect(unheard.value).toBe(2);
+    expect(late).toEqual([]);
+  });
+
   it('unsubscribing one listener keeps the others; subscribe/unsubscribe inside a listener is safe', async () => {
     const { resilience } = setup([policy('p', [])]);
     const a: string[] = [];

@@ -96,7 +96,7 @@ export class Invocation extends Lane implements FallbackCall {
 
   /** Starts the call; the promise settles with its value, the fallback's value, or the error that ended it. */
   start(): Promise<unknown> {
-    const started = this.engine.clock.now();
+    const started = this.#startTime();
     const refused = this.#refusedAtStart(started);
     if (refused !== GO) return Promise.reject(refused);
     return new Promise((resolve, reject) => {
@@ -112,11 +112,21 @@ export class Invocation extends Lane implements FallbackCall {
    * possibly before this returns (a refusal at start, a synchronous `fn`).
    */
   startSettled(settler: CallSettler): void {
-    const started = this.engine.clock.now();
+    const started = this.#startTime();
     const refused = this.#refusedAtStart(started);
     if (refused !== GO) return settler.settled(false, refused);
     this.#settler = settler;
     this.#begin(started);
+  }
+
+  /**
+   * The clock at the call's start, or NaN when nothing would read it: no strategy that reads the clock, no deadline,
+   * no listener for the `call` event's duration (a listener added while the call runs gets no `call` event for it).
+   */
+  #startTime(): number {
+    const e = this.engine;
+    if (this.pr.startsWithoutClock && this.deadline === undefined && !e.listening) return NaN;
+    return e.clock.now();
   }
 
   /** The caller already aborted: the error the call ends with at once (no fallback: nobody waits for it); else GO. */
@@ -301,7 +311,7 @@ export class Invocation extends Lane implements FallbackCall {
 
   #emitCall(outcome: CallOutcome, started: number, code: string | undefined): void {
     const e = this.engine;
-    if (!e.listening) return;
+    if (!e.listening || Number.isNaN(started)) return;
     const duration = e.clock.now() - started;
     // A code says why Ballast or the dependency ended the call; a caller's abort reason is not one (SPEC §5 events).
     e.emit(

@@ -256,6 +256,11 @@ export class PolicyRuntime {
   readonly breakerParams: BreakerParams | undefined;
   readonly rateParams: RateLimitParams | undefined;
   readonly digestParams: DigestParams | undefined;
+  /**
+   * No strategy of the policy reads the clock when a call starts (no rate limit, bulkhead, breaker, throttle,
+   * timeout or hedge): a call that nobody listens to and that runs under no deadline skips that read (≈ 40 ns).
+   */
+  readonly startsWithoutClock: boolean;
 
   constructor(
     readonly policy: ResiliencePolicy,
@@ -290,6 +295,13 @@ export class PolicyRuntime {
         : Object.freeze({ quantile: ab.latencyQuantile, window: ab.window });
     this.chaos = policy.chaos?.options;
     this.chaosArmed = armedChaos(this.chaos);
+    this.startsWithoutClock =
+      policy.rateLimit === undefined &&
+      policy.bulkhead === undefined &&
+      policy.circuitBreaker === undefined &&
+      policy.adaptiveThrottle === undefined &&
+      policy.timeout === undefined &&
+      policy.hedge === undefined;
   }
 
   /** Sets (or, with `undefined`, drops) the operator's mode override. */

@@ -71,6 +71,13 @@ export function makeVariant(variant) {
       new AsyncLocalStorage().run({}, () => {});
       return () => fn();
     }
+    case 'bare-als-run': {
+      // Node's own price of one AsyncLocalStorage frame per call: what a policy that needs one (a timeout) pays.
+      const { AsyncLocalStorage } = require('node:async_hooks');
+      const als = new AsyncLocalStorage();
+      let i = 0;
+      return () => als.run({ call: i++ }, fn);
+    }
     case 'ballast-rl-cb-retry-timeout-noctx': {
       const r = ballast({ ambientContext: false });
       const o = { policy: 'full' };
