@@ -13,12 +13,14 @@ let replicas = []; // [{ name, port, agent, inFlight }]
 let rotation = [];
 let turn = 0;
 let t0 = Date.now();
+/** The harness's id of the last `zero` (0 before it): every report carries it, so none is counted against another. */
+let epoch = 0;
 let canaries = new Set();
 const hung = []; // the hung requests of the `hang` canary
 let second = newSecond();
 
 function newSecond() {
-  return { at: Math.floor((Date.now() - t0) / 1000), endpoints: {} };
+  return { epoch, at: Math.floor((Date.now() - t0) / 1000), endpoints: {} };
 }
 
 function record(endpoint, outcome, ms, detail) {
@@ -32,7 +34,7 @@ function record(endpoint, outcome, ms, detail) {
 
 function flush(at = Math.floor((Date.now() - t0) / 1000)) {
   if (Object.keys(second.endpoints).length > 0 || second.retries) process.send({ kind: 'second', ...second });
-  second = { at, endpoints: {} };
+  second = { epoch, at, endpoints: {} };
 }
 setInterval(() => flush(), 250).unref();
 
@@ -169,10 +171,17 @@ const ops = {
     await listen(redisProxy(redisPort), proxyPort);
     return { lbPort, proxyPort };
   },
-  zero() {
+  /** Seconds count from now, under the harness's `epoch`; what was not reported yet is dropped. */
+  zero({ epoch: next }) {
     t0 = Date.now();
+    epoch = next;
     second = newSecond();
     return t0;
+  },
+  /** Reports the current second now: its report reaches the harness before this answer (one ordered channel). */
+  flush() {
+    flush();
+    return epoch;
   },
   rotation({ names }) {
     rotation = replicas.filter((r) => names.includes(r.name));

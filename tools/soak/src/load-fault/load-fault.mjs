@@ -9,6 +9,7 @@ import autocannon from 'autocannon';
 import { core } from '../lib/ballast.mjs';
 import { FAULTS, schedule } from './faults.mjs';
 import { DEMO_MAIN, RedisServer, Replica, freePort, startEdge, teardown } from './fleet.mjs';
+import { recordTimeline } from './timeline.mjs';
 import {
   BOUNDS,
   convergence,
@@ -59,8 +60,8 @@ export async function runLoadFault({ seed, minutes, say }) {
       refusals: REFUSALS,
     });
     await Promise.all(replicas.map((r) => r.start()));
-    const timeline = new Map();
-    edge.on('second', (m) => merge(timeline, m));
+    // The load's answers only, from its zero: the capacity run's are not the fleet's under the limit.
+    const { timeline, zero } = recordTimeline(edge);
     const api = adminApi(token);
     const prepare = (r) => api(r, 'PUT', '/backend', { capacity: 100_000 });
     await Promise.all(replicas.map(prepare));
@@ -84,7 +85,7 @@ export async function runLoadFault({ seed, minutes, say }) {
     );
 
     // The load, and its client-side errors (a timeout is a hang).
-    const t0 = await edge.send({ op: 'zero' });
+    const t0 = await zero();
     const clientErrors = [];
     const load = cannon(
       {
@@ -298,18 +299,6 @@ async function runCanaries({
     await sleep(500);
   }
   return out;
-}
-
-function merge(timeline, m) {
-  const s = timeline.get(m.at) ?? { endpoints: {} };
-  for (const [endpoint, e] of Object.entries(m.endpoints)) {
-    const x = (s.endpoints[endpoint] ??= { outcomes: {}, latencies: [], unexpected: [] });
-    for (const [k, v] of Object.entries(e.outcomes)) x.outcomes[k] = (x.outcomes[k] ?? 0) + v;
-    for (const l of e.latencies) x.latencies.push(l);
-    x.unexpected.push(...e.unexpected);
-  }
-  s.retries = (s.retries ?? 0) + (m.retries ?? 0);
-  timeline.set(m.at, s);
 }
 
 function adminApi(token) {
