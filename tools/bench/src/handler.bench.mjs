@@ -1,10 +1,11 @@
 // What a Nest route pays per request for `@Resilient` (issue 7), without HTTP: Nest's whole route function called
 // in a loop by route.probe.mjs, on both adapters, next to the peers and to a do-nothing interceptor; a fresh
 // process per (variant, round), interleaved rounds, medians. Much steadier than the HTTP section, whose
-// per-request spread on this machine is about as large as the effect. Writes the "handler" section of BENCHMARKS.md.
+// per-request spread on this machine is about as large as the effect. On Node 24, the reference runtime (SPEC
+// §12.5); BENCH_NODE=<node> measures on that Node instead. Writes the "handler" (or "handler-cross") section.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CAN_PIN, machine, median, runChild, writeSection } from './lib/report.mjs';
+import { CAN_PIN, machine, measuredNode, median, runChild, writeSection } from './lib/report.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const probe = path.join(here, 'route.probe.mjs');
@@ -50,11 +51,13 @@ const VARIANTS = [
 const key = (adapter, [v, m]) => `${adapter}:${v}/${m}`;
 const results = new Map();
 for (const a of ADAPTERS) for (const v of VARIANTS) results.set(key(a, v), []);
-const env = machine();
+const { node, version, cross } = measuredNode();
+const env = machine(version);
 for (let round = 1; round <= ROUNDS; round++) {
   for (const a of ADAPTERS) {
     const order = round % 2 === 1 ? VARIANTS : [...VARIANTS].reverse();
-    for (const v of order) results.get(key(a, v)).push(runChild(probe, [v[0], a, v[1], String(v[3])]).us);
+    for (const v of order)
+      results.get(key(a, v)).push(runChild(probe, [v[0], a, v[1], String(v[3])], [], node).us);
   }
   process.stderr.write(`round ${round}/${ROUNDS} done\n`);
 }
@@ -70,7 +73,7 @@ for (const v of VARIANTS) {
   });
   table += `| ${v[2]} | ${cells.join(' | ')} |\n`;
 }
-const body = `## A Nest route without the network (\`@ballast/nestjs\`)
+const body = `## A Nest route without the network (\`@ballast/nestjs\`)${cross ? ` on Node ${version} (cross-check)` : ''}
 
 Nest's whole route function — what Express or Fastify calls for a request: guards, parameter resolution,
 interceptors, the handler \`return { ok: true }\`, the reply — called in a loop with stand-in request and response
@@ -78,7 +81,7 @@ objects (\`tools/bench/src/route.probe.mjs\`): a fresh process per (variant, ada
 rounds, medians${CAN_PIN ? ', pinned to one core (`taskset`)' : ''}. Same policy and peers as the HTTP section. Each
 row's baseline is the undecorated handler of a process like its own: the first, where nothing has turned
 AsyncLocalStorage on, for every row above the last two; the one in a process already using it for the last row.
-So the default \`@Resilient\` row includes Node 20's promise-hook tax on Nest's own promises, which its first Ballast
+On Node 20, the default \`@Resilient\` row includes the promise-hook tax on Nest's own promises, which its first Ballast
 call turns on for the whole process. Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
 
 ${table}
@@ -92,6 +95,8 @@ Reading it:
   limit; opossum no retry either) and know nothing of the request (no client-disconnect signal).
 
 Rerun alone: \`npx nx run-many -t build -p @ballast/nestjs && node tools/bench/src/handler.bench.mjs\` (env
-\`BENCH_ROUNDS\`); one variant: \`node tools/bench/src/route.probe.mjs <variant> [express|fastify] [default|noctx|als]\`.`;
-writeSection('handler', body);
+\`BENCH_ROUNDS\`; \`BENCH_NODE=$(command -v node)\` for the project's Node 20); one variant: \`node tools/bench/src/route.probe.mjs
+<variant> [express|fastify] [default|noctx|als]\`; instructions per request under callgrind, with the pieces an HTTP
+request adds: \`node tools/bench/src/route-instructions.bench.mjs\`.`;
+writeSection(cross ? 'handler-cross' : 'handler', body);
 console.log(body);

@@ -2,12 +2,14 @@
 // rate limit (high, never rejecting) + circuit breaker + retry + timeout — on Express and Fastify, measured with
 // autocannon in the same run. The server runs in a child process (http.server.mjs) so server and load generator
 // each get a core; variants are interleaved per round (order alternating) and medians reported, because the
-// machine is shared and noisy. Writes the "http" section of BENCHMARKS.md.
+// machine is shared and noisy. The servers run on Node 24, the reference runtime (SPEC §12.5); BENCH_NODE=<node>
+// runs them on that Node instead. Writes the "http" (or "http-cross") section of BENCHMARKS.md.
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { machine, median, quantile, writeSection } from './lib/report.mjs';
+import { machine, measuredNode, median, quantile, writeSection } from './lib/report.mjs';
+import { targetVerdict } from './lib/http-target.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 9);
@@ -22,8 +24,16 @@ const VARIANTS = [
   ['bare', 'no Ballast', 'noctx', 'bare', '/plain'],
   ['plain', 'ResilienceModule, handler undecorated', 'ctx', 'app', '/plain'],
   ['resilient', "`@Resilient('bench')`: rate limit + breaker + retry + timeout", 'ctx', 'app', '/resilient'],
+  ['req', 'ResilienceModule, handler undecorated taking the request (`@Req()`)', 'ctx', 'app', '/req'],
   ['plain-noctx', 'ResilienceModule `ambientContext: false`, handler undecorated', 'noctx', 'app', '/plain'],
   ['resilient-noctx', "`@Resilient('bench')`, `ambientContext: false`", 'noctx', 'app', '/resilient'],
+  [
+    'req-noctx',
+    'ResilienceModule `ambientContext: false`, handler taking the request (`@Req()`)',
+    'noctx',
+    'app',
+    '/req',
+  ],
   [
     'opossum',
     'no Ballast, the handler body through opossum (breaker + timeout 1 s)',
@@ -46,6 +56,8 @@ const VARIANTS = [
  */
 const ROUTE_BASE = {
   resilient: 'plain',
+  req: 'plain',
+  'req-noctx': 'plain-noctx',
   'resilient-noctx': 'plain-noctx',
   opossum: 'bare',
   cockatiel: 'bare',
@@ -71,8 +83,10 @@ function cpuOf(server) {
   });
 }
 
+const { node, version, cross } = measuredNode();
+
 function startServer(adapter, mode) {
-  const command = [process.execPath, path.join(here, 'http.server.mjs'), adapter, mode];
+  const command = [node, path.join(here, 'http.server.mjs'), adapter, mode];
   const child = PIN
     ? spawn('taskset', ['-c', '1', ...command], { stdio: ['pipe', 'pipe', 'inherit'] })
     : spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -104,7 +118,7 @@ async function load(server, url, duration) {
   };
 }
 
-const env = machine();
+const env = machine(version);
 const results = {}; // adapter → variant → [{ rps, p50, p99, mean }]
 for (const adapter of ADAPTERS) {
   // Review fix: each peer gets a server process of its own (the same 'noctx' server). In the shared process,
@@ -170,9 +184,10 @@ const verdict = ADAPTERS.map((a) => {
   return `${a}: \`@Resilient\` costs ${one(c.resilient)} by default, ${one(c['resilient-noctx'])} with \`ambientContext: false\`; opossum costs ${one(c.opossum)}, cockatiel ${one(c.cockatiel)}`;
 }).join('; ');
 
-const body = `## HTTP: \`@Resilient\` on a Nest handler (\`@ballast/nestjs\`)
+const target = targetVerdict(results, ADAPTERS, cross);
+const body = `## HTTP: \`@Resilient\` on a Nest handler (\`@ballast/nestjs\`)${cross ? ` on Node ${version} (cross-check)` : ''}
 
-The same handler (\`return { ok: true }\`) served seven ways by four server processes per adapter (Nest 11.2.10;
+The same handler (\`return { ok: true }\`) served nine ways by four server processes per adapter (Nest 11.2.10;
 Express via platform-express 11.2.10, Fastify via platform-fastify 11.2.8), loaded by autocannon 9 from the parent
 process: ${CONNECTIONS} keep-alive connections, ${DURATION} s per measurement after a 2 s warm-up per variant, ${ROUNDS} rounds
 with the variant order alternating, medians. ${
@@ -187,6 +202,8 @@ that one of their own, so work a peer leaves on timers (opossum's snapshots) is 
 ${table}
 Result, against the same handler undecorated: ${verdict}. Issue 7's goal is under 5 % throughput cost for the
 policy: ${ADAPTERS.map((a) => `${a} ${costs[a].resilient.route.cpu < 0.05 ? 'meets' : 'misses'} it by default and ${costs[a]['resilient-noctx'].route.cpu < 0.05 ? 'meets' : 'misses'} it with \`ambientContext: false\``).join('; ')} (by the median CPU cost; see the spread).
+
+${target}
 
 Reading the rows:
 - "CPU cost" is \`1 − cpu(base) / cpu(@Resilient)\` from the server's user-space CPU per request, per round (the rows
@@ -207,7 +224,8 @@ Reading the rows:
   the sustained-load section shows (this favours opossum here).
 
 Rerun alone: \`npx nx run-many -t build -p @ballast/nestjs && node tools/bench/src/http.bench.mjs\` (env
-\`BENCH_HTTP_ROUNDS\`, \`BENCH_HTTP_DURATION\`, \`BENCH_HTTP_CONNECTIONS\`, \`BENCH_HTTP_ADAPTERS\`). The machine is
-shared and noisy: compare rows measured together, not across runs.`;
-writeSection('http', body);
+\`BENCH_HTTP_ROUNDS\`, \`BENCH_HTTP_DURATION\`, \`BENCH_HTTP_CONNECTIONS\`, \`BENCH_HTTP_ADAPTERS\`; servers on Node 24, or
+\`BENCH_NODE=$(command -v node)\` for the project's Node 20). The machine is shared and noisy: compare rows measured
+together, not across runs.`;
+writeSection(cross ? 'http-cross' : 'http', body);
 console.log(body);

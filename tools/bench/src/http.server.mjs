@@ -4,11 +4,12 @@
 //               cockatiel (routes /opossum, /cockatiel);
 //   plain     — ResilienceModule imported, handler undecorated (port `app`);
 //   resilient — in the same application, the handler under @Resilient('bench'): rate limit (high) + breaker +
-//               retry + timeout.
+//               retry + timeout;
+//   req       — in the same application, undecorated, taking the request (`@Req()`).
 // With a second argument 'noctx' the module runs with `ambientContext: false`.
 // Prints one JSON line of ports once listening; exits when stdin closes.
 import 'reflect-metadata';
-import { Controller, Get, Module } from '@nestjs/common';
+import { Controller, Get, Module, Req } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -27,8 +28,14 @@ class BenchController {
   resilient() {
     return { ok: true };
   }
+  req(request) {
+    return request === undefined ? undefined : { ok: true };
+  }
 }
 decorateMethod(BenchController, 'plain', Get('plain'));
+// Undecorated, taking the request: Nest's own parameter resolution, which SPEC §14.6's HTTP target allows for.
+decorateMethod(BenchController, 'req', Get('req'));
+Req()(BenchController.prototype, 'req', 0);
 decorateMethod(BenchController, 'resilient', Get('resilient'), Resilient('bench'));
 Controller()(BenchController);
 

@@ -1,4 +1,6 @@
-// `npm run bench`: every benchmark suite in sequence, each writing its own section of BENCHMARKS.md.
+// `npm run bench`: every benchmark suite in sequence, each writing its own section of BENCHMARKS.md. The suites in
+// CROSS measure on Node 24, the reference runtime (SPEC §12.5), and then once more on the Node running this (the
+// project's Node 20) with BENCH_NODE, which writes their cross-check sections.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +17,8 @@ const suites = [
   'handler.bench.mjs',
   'http.bench.mjs',
 ];
+const CROSS = new Set(['pipeline.bench.mjs', 'sustained.bench.mjs', 'handler.bench.mjs', 'http.bench.mjs']);
+const crossNode = process.versions.node.split('.')[0] === '24' ? undefined : process.execPath;
 const only = process.argv.slice(2);
 for (const s of suites) {
   if (only.length > 0 && !only.some((o) => s.startsWith(o))) continue;
@@ -25,4 +29,11 @@ for (const s of suites) {
   }
   console.log(`\n=== ${s} ===`);
   execFileSync(process.execPath, [file], { stdio: 'inherit' });
+  if (CROSS.has(s) && crossNode !== undefined) {
+    console.log(`\n=== ${s} on Node ${process.versions.node} (cross-check) ===`);
+    execFileSync(process.execPath, [file], {
+      stdio: 'inherit',
+      env: { ...process.env, BENCH_NODE: crossNode },
+    });
+  }
 }

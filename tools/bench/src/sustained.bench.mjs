@@ -1,10 +1,11 @@
 // Sustained load, as a server runs: each variant runs sequential
 // awaited calls for 15 s in a fresh process, yielding to the event loop every 1,000 calls, so work a library
 // schedules on timers (opossum's 1 s snapshots, its rolling window's rotation) and the garbage its per-call
-// bookkeeping leaves behind show up. Interleaved rounds, medians. Writes the "sustained" section of BENCHMARKS.md.
+// bookkeeping leaves behind show up. Interleaved rounds, medians. On Node 24, the reference runtime (SPEC §12.5);
+// BENCH_NODE=<node> measures on that Node instead. Writes the "sustained" (or "sustained-cross") section of BENCHMARKS.md.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CAN_PIN, machine, median, runChild, writeSection } from './lib/report.mjs';
+import { CAN_PIN, machine, measuredNode, median, runChild, writeSection } from './lib/report.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const child = path.join(here, 'sustained.child.mjs');
@@ -26,10 +27,11 @@ const variants = [
 const steady = new Map(variants.map(([v]) => [v, []]));
 const worst = new Map(variants.map(([v]) => [v, []]));
 const heaps = new Map(variants.map(([v]) => [v, []]));
-const env = machine();
+const { node, version, cross } = measuredNode();
+const env = machine(version);
 for (let round = 1; round <= ROUNDS; round++) {
   for (const [v] of variants) {
-    const { slices, maxHeap } = runChild(child, [v, String(SECONDS)]);
+    const { slices, maxHeap } = runChild(child, [v, String(SECONDS)], [], node);
     steady.get(v).push(median(slices.slice(STEADY_FROM)));
     worst.get(v).push(Math.min(...slices.slice(1)));
     heaps.get(v).push(maxHeap);
@@ -50,7 +52,7 @@ for (const [v, label] of variants) {
     `${(Math.max(...heaps.get(v)) / 2 ** 20).toFixed(0)} |\n`;
 }
 
-const body = `## Sustained load (\`@ballast/core\` vs peers)
+const body = `## Sustained load (\`@ballast/core\` vs peers)${cross ? ` on Node ${version} (cross-check)` : ''}
 
 The pipeline section's loop, kept up for ${SECONDS} s per variant and turning the event loop every 1,000 calls, as a
 server does between requests: work a library schedules on timers, and the
@@ -74,6 +76,7 @@ Reading it: the pipeline section's short loops end before a peer's periodic work
 - Absolute figures move with the machine's state between sections and runs; compare rows within one section.
 
 Rerun alone: \`npm run build && node tools/bench/src/sustained.bench.mjs\` (env \`BENCH_SUSTAINED_ROUNDS\`; about
-${Math.ceil((variants.length * SECONDS * ROUNDS) / 60)} minutes).`;
-writeSection('sustained', body);
+${Math.ceil((variants.length * SECONDS * ROUNDS) / 60)} minutes; Node 24, or \`BENCH_NODE=$(command -v node)\` for the
+project's Node 20).`;
+writeSection(cross ? 'sustained-cross' : 'sustained', body);
 console.log(body);

@@ -47,6 +47,18 @@ export function referenceNode() {
   const bin = execFileSync('bash', [path.join(ROOT, 'tools', 'node-major.sh'), '24'], { encoding: 'utf8' });
   return path.join(bin.trim(), 'node');
 }
+/**
+ * The Node a bench that honours `BENCH_NODE` measures on — `BENCH_NODE`, else the reference Node 24 — its version,
+ * and whether this is the cross-check run (another Node than the reference: the bench writes its `-cross` section).
+ */
+export function measuredNode() {
+  const reference = referenceNode();
+  const node = process.env.BENCH_NODE ?? reference;
+  const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+  const cross = path.resolve(node) !== path.resolve(reference);
+  return { node, version, cross };
+}
+
 export const CHILD_NODE_VERSION =
   CHILD_NODE === process.execPath
     ? process.version

@@ -1,0 +1,43 @@
+// SPEC §14.6's HTTP targets, read off one run of http.bench.mjs: a decorated route's CPU cost per request at most
+// opossum-in-the-handler's plus Nest's own parameter resolution, and an undecorated route in an application importing
+// ResilienceModule costing nothing measurable (Node 24). Per round (the rows of a round ran back to back), then the
+// median and the middle half of rounds, so the verdict says how sure it is.
+import { median, quantile } from './report.mjs';
+
+/** µs of server user CPU per request of `name` in each round. */
+const cpu = (r, name) => r[name].map((row) => row.cpuPerRequest);
+const minus = (xs, ys) => xs.map((x, i) => x - ys[i]);
+const plus = (xs, ys) => xs.map((x, i) => x + ys[i]);
+const us = (x) => `${x.toFixed(2)} µs`;
+const spread = (xs) => `middle half of rounds ${us(quantile(xs, 0.25))} to ${us(quantile(xs, 0.75))}`;
+const mark = (ok) => (ok ? 'met' : 'NOT met');
+
+/**
+ * The verdict paragraph. On the reference Node 24 the default configuration is measured; on another Node (the
+ * cross-check, Node 20) the target is stated with `ambientContext: false`, as for the pipeline.
+ */
+export function targetVerdict(results, adapters, cross) {
+  const [decorated, plain, req] = cross
+    ? ['resilient-noctx', 'plain-noctx', 'req-noctx']
+    : ['resilient', 'plain', 'req'];
+  const lines = adapters.map((a) => {
+    const r = results[a];
+    const over = minus(cpu(r, decorated), cpu(r, plain));
+    const params = minus(cpu(r, req), cpu(r, plain));
+    const opossum = minus(cpu(r, 'opossum'), cpu(r, 'bare'));
+    const allowance = plus(opossum, params);
+    const margin = minus(allowance, over);
+    const undecorated = minus(cpu(r, plain), cpu(r, 'bare'));
+    const nothing = quantile(undecorated, 0.25) <= 0 && quantile(undecorated, 0.75) >= 0;
+    return (
+      `- ${a}: \`@Resilient\` adds ${us(median(over))} per request over the undecorated handler (${spread(over)}); ` +
+      `opossum in the handler adds ${us(median(opossum))} over no Ballast and Nest's parameter resolution ` +
+      `(\`@Req()\`) ${us(median(params))}, so the allowance is ${us(median(allowance))}; margin ${us(median(margin))} ` +
+      `(${spread(margin)}): ${mark(median(margin) >= 0)}. The undecorated route with ResilienceModule` +
+      `${cross ? ' (`ambientContext: false`)' : ''} costs ${us(median(undecorated))} over no Ballast ` +
+      `(${spread(undecorated)}): ${cross ? 'for information' : `nothing measurable (0 within the middle half): ${mark(nothing)}`}.`
+    );
+  });
+  return `SPEC §14.6's HTTP targets${cross ? ` (the Node 20 reading: \`ambientContext: false\`)` : ' (Node 24, default configuration)'}, in this run:
+${lines.join('\n')}`;
+}
