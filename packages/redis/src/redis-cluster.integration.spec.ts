@@ -41,6 +41,16 @@ if (RUN_TOPOLOGY_TESTS) {
   describeStoreConformance('ioredis Cluster', () => io, `${prefix}:io`, { concurrency: 200 });
   describeStoreConformance('node-redis cluster', () => nr, `${prefix}:nr`, { concurrency: 200 });
   describeStoreConformance('node-redis 6 cluster', () => nr6, `${prefix}:nr6`, { concurrency: 200 });
+  // The control store with SPUBLISH/SSUBSCRIBE notices (pubsub: 'sharded'), through each client.
+  for (const [label, id, client] of [
+    ['ioredis Cluster', 'io', () => io],
+    ['node-redis cluster', 'nr', () => nr],
+    ['node-redis 6 cluster', 'nr6', () => nr6],
+  ] as const)
+    describeStoreConformance(`${label}, sharded pub/sub`, client, `${prefix}:sharded-${id}`, {
+      concurrency: 200,
+      pubsub: 'sharded',
+    });
 
   describe('Redis Cluster: one slot per script', () => {
     it('keys of one (policy, route) share a slot, spread over masters, and a two-slot script is refused', async () => {

@@ -43,6 +43,15 @@ if (RUN_TOPOLOGY_TESTS) {
   describeStoreConformance('ioredis Sentinel', () => io, `${prefix}:io`, { concurrency: 200 });
   describeStoreConformance('node-redis Sentinel', () => nr, `${prefix}:nr`, { concurrency: 200 });
   describeStoreConformance('node-redis 6 Sentinel', () => nr6, `${prefix}:nr6`, { concurrency: 200 });
+  // The control store with SSUBSCRIBE/SPUBLISH notices (pubsub: 'sharded'), which Redis 7 has outside a Cluster too.
+  describeStoreConformance('ioredis Sentinel, sharded pub/sub', () => io, `${prefix}:io-sharded`, {
+    concurrency: 200,
+    pubsub: 'sharded',
+  });
+  describeStoreConformance('node-redis Sentinel, sharded pub/sub', () => nr, `${prefix}:nr-sharded`, {
+    concurrency: 200,
+    pubsub: 'sharded',
+  });
 } else {
   describe('Redis Sentinel', () => {
     it('needs the redis-server binary (missing; CI=true makes this a failure)', () => {
