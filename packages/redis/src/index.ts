@@ -9,6 +9,7 @@ export { redisControlStore, RedisControlStore } from './redis-control-store';
 export type {
   NodeRedisSubscriberClient,
   RedisControlStoreOptions,
+  RedisPubSubMode,
   RedisSubscriberClient,
 } from './redis-control-store';
 export { RedisStoreError, isRedisStoreError } from './redis-store-error';

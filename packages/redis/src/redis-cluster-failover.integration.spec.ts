@@ -8,6 +8,7 @@ import {
 } from '@ballast/core';
 import { RUN_TOPOLOGY_TESTS, closeAll, ioredisCluster } from './__tests__/clients';
 import { RedisClusterTopology, replicaRead } from './__tests__/redis-topology';
+import { describeShardedNotices } from './__tests__/sharded-notices';
 import { uniquePrefix } from './__tests__/redis-test-env';
 import type { RedisClient } from './redis-commands';
 import { RedisCircuitBreakerStore, redisCircuitBreakerStore } from './redis-circuit-breaker-store';
@@ -22,18 +23,21 @@ import { RedisRateLimitStore, redisRateLimitStore } from './redis-rate-limit-sto
  * test:redis-fleet`.
  */
 if (RUN_TOPOLOGY_TESTS) {
+  const prefix = uniquePrefix('failover');
+  let cluster: RedisClusterTopology;
+  beforeAll(async () => {
+    cluster = await RedisClusterTopology.start();
+  }, 60_000);
+  afterAll(async () => {
+    await closeAll();
+    await cluster?.stop();
+  });
+
   describe('Redis Cluster failover: a master crashes while calls go on', () => {
     jest.setTimeout(90_000);
-    const prefix = uniquePrefix('failover');
-    let cluster: RedisClusterTopology;
     let clients: RedisClient[];
-    beforeAll(async () => {
-      cluster = await RedisClusterTopology.start();
+    beforeAll(() => {
       clients = [ioredisCluster(cluster.seeds), ioredisCluster(cluster.seeds)];
-    }, 60_000);
-    afterAll(async () => {
-      await closeAll();
-      await cluster?.stop();
     });
 
     it('calls go on (or fail typed), the probe lease survives, and the rate is exact again', async () => {
@@ -145,6 +149,9 @@ if (RUN_TOPOLOGY_TESTS) {
       expect(takes.filter((t) => t.ok)).toHaveLength(20);
     });
   });
+
+  // On the same cluster, after the crash above: the control store's sharded notices, and a planned failover.
+  describeShardedNotices(() => cluster, prefix);
 } else {
   describe('Redis Cluster failover', () => {
     it('needs the redis-server binary (missing; CI=true makes this a failure)', () => {

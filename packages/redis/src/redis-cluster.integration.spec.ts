@@ -1,6 +1,12 @@
 import { stateKey } from '@ballast/core';
 import type { Cluster } from 'ioredis';
-import { RUN_TOPOLOGY_TESTS, closeAll, ioredisCluster, nodeRedisCluster } from './__tests__/clients';
+import {
+  RUN_TOPOLOGY_TESTS,
+  closeAll,
+  ioredisCluster,
+  nodeRedis6Cluster,
+  nodeRedisCluster,
+} from './__tests__/clients';
 import { cli, RedisClusterTopology } from './__tests__/redis-topology';
 import { describeStoreConformance } from './__tests__/store-conformance';
 import { uniquePrefix } from './__tests__/redis-test-env';
@@ -12,17 +18,20 @@ import { RedisRateLimitStore } from './redis-rate-limit-store';
 
 /**
  * SPEC §14.5 on a real Redis Cluster of the file's own (three masters, three replicas on loopback ports), with both
- * clients: the conformance suites, one slot per script (CROSSSLOT would fail it), and control notices across nodes.
+ * clients (ioredis, and node-redis 5 and 6): the conformance suites, one slot per script (CROSSSLOT would fail it),
+ * and control notices across nodes.
  */
 if (RUN_TOPOLOGY_TESTS) {
   const prefix = uniquePrefix('cluster');
   let cluster: RedisClusterTopology;
   let io: Cluster;
   let nr: RedisClient;
+  let nr6: RedisClient;
   beforeAll(async () => {
     cluster = await RedisClusterTopology.start();
     io = ioredisCluster(cluster.seeds);
     nr = (await nodeRedisCluster(cluster.seeds)) as unknown as RedisClient;
+    nr6 = (await nodeRedis6Cluster(cluster.seeds)) as unknown as RedisClient;
   }, 60_000);
   afterAll(async () => {
     await closeAll();
@@ -31,6 +40,17 @@ if (RUN_TOPOLOGY_TESTS) {
 
   describeStoreConformance('ioredis Cluster', () => io, `${prefix}:io`, { concurrency: 200 });
   describeStoreConformance('node-redis cluster', () => nr, `${prefix}:nr`, { concurrency: 200 });
+  describeStoreConformance('node-redis 6 cluster', () => nr6, `${prefix}:nr6`, { concurrency: 200 });
+  // The control store with SPUBLISH/SSUBSCRIBE notices (pubsub: 'sharded'), through each client.
+  for (const [label, id, client] of [
+    ['ioredis Cluster', 'io', () => io],
+    ['node-redis cluster', 'nr', () => nr],
+    ['node-redis 6 cluster', 'nr6', () => nr6],
+  ] as const)
+    describeStoreConformance(`${label}, sharded pub/sub`, client, `${prefix}:sharded-${id}`, {
+      concurrency: 200,
+      pubsub: 'sharded',
+    });
 
   describe('Redis Cluster: one slot per script', () => {
     it('keys of one (policy, route) share a slot, spread over masters, and a two-slot script is refused', async () => {
@@ -88,12 +108,17 @@ if (RUN_TOPOLOGY_TESTS) {
       try {
         const first = await byNr.write({ action: 'forceOpen', policy: 'payments', replica: 'a' }, 0);
         const second = await byIo.write({ action: 'clearForcedOpen', policy: 'payments', replica: 'b' }, 0);
+        const heardEach = async (n: number) => {
+          for (let i = 0; i < 100 && (heard['io']!.length < n || heard['nr']!.length < n); i++)
+            await new Promise((r) => setTimeout(r, 20));
+        };
+        // Notices from one node arrive in order; from two nodes, in any order: the writes' first.
+        await heardEach(2);
         // A notice published on a node that serves another slot reaches them too (PUBLISH is cluster-wide).
         const other = cluster.ports.find((port) => port !== cluster.masterOf(`${p}:{control}`))!;
         cli(other, 'PUBLISH', `${p}:{control}:changes`, '12345');
         const want = [first, second].map((r) => (r.ok ? r.seq : -1)).concat(12345);
-        for (let i = 0; i < 100 && (heard['io']!.length < 3 || heard['nr']!.length < 3); i++)
-          await new Promise((r) => setTimeout(r, 20));
+        await heardEach(3);
         expect(heard).toEqual({ io: want, nr: want });
       } finally {
         subs.forEach((s) => s.close());

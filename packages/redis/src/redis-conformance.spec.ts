@@ -13,8 +13,8 @@ import { describeStoreConformance } from './__tests__/store-conformance';
 import type { RedisClient } from './redis-commands';
 
 // The same suites core's in-memory stores pass, on the real Redis, through each client family: ioredis `Redis` and
-// node-redis `createClient`, of the `redis` package 5 and 6 (Cluster and Sentinel: redis-cluster / redis-sentinel
-// .integration.spec.ts, node-redis 5 only).
+// node-redis `createClient`, of the `redis` package 5 and 6 (Cluster and Sentinel, with the same three clients:
+// redis-cluster / redis-sentinel .integration.spec.ts).
 if (RUN_REDIS_TESTS) {
   const prefix = uniquePrefix('conformance');
   let client: Redis | undefined;

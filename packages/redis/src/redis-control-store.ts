@@ -35,9 +35,14 @@ import {
   type ResolvedRedisStoreOptions,
 } from './redis-store-options';
 import { parseJson, parseNotice, warnOnce } from './control-wire';
-import { defaultSubscriber, openSubscription, type AnySubscriberClient } from './redis-subscription';
+import {
+  defaultSubscriber,
+  openSubscription,
+  type AnySubscriberClient,
+  type RedisPubSubMode,
+} from './redis-subscription';
 
-export type { NodeRedisSubscriberClient, RedisSubscriberClient } from './redis-subscription';
+export type { NodeRedisSubscriberClient, RedisPubSubMode, RedisSubscriberClient } from './redis-subscription';
 
 export interface RedisControlStoreOptions extends RedisStoreOptions {
   /** ms between each replica's reconcile (one `seq` read; the whole state only when it moved). Default 1 s. */
@@ -52,6 +57,12 @@ export interface RedisControlStoreOptions extends RedisStoreOptions {
    * Sentinel client subscribes on itself. Return an ioredis or a node-redis client, matching the command client.
    */
   readonly subscriber?: () => AnySubscriberClient;
+  /**
+   * How notices travel. `'classic'` (default): PUBLISH/SUBSCRIBE, which a Redis Cluster forwards to every node, so
+   * each write costs every node of the cluster a message. `'sharded'` (Redis ≥ 7): SPUBLISH/SSUBSCRIBE, which stay on
+   * the shard that owns the `{control}` slot (the write script publishes on that shard, the subscriber listens there).
+   */
+  readonly pubsub?: RedisPubSubMode;
 }
 
 /** Fleet resets kept for replicas that missed their notice. */
@@ -76,6 +87,7 @@ export class RedisControlStore implements ControlStore {
   readonly #keys: { state: string; resets: string; audit: string; replicas: string; channel: string };
   readonly #subscriber: () => AnySubscriberClient;
   readonly #client: RedisClient;
+  readonly #pubsub: RedisPubSubMode;
 
   constructor(client: RedisClient, options: RedisControlStoreOptions = {}) {
     const check = new OptionCheck('redisControlStore');
@@ -102,7 +114,14 @@ export class RedisControlStore implements ControlStore {
         'an integer ≥ 1',
         options.maxAudit,
       );
-    const fallback = defaultSubscriber(client);
+    const pubsub = options.pubsub ?? 'classic';
+    check.check(
+      pubsub === 'classic' || pubsub === 'sharded',
+      'pubsub',
+      "'classic' or 'sharded'",
+      options.pubsub,
+    );
+    const fallback = defaultSubscriber(client, pubsub);
     check.check(
       options.subscriber === undefined ? fallback !== undefined : typeof options.subscriber === 'function',
       'subscriber',
@@ -112,6 +131,7 @@ export class RedisControlStore implements ControlStore {
     check.throwIfAny();
     this.#subscriber = options.subscriber ?? fallback!;
     this.#client = client;
+    this.#pubsub = pubsub;
     this.#runner = new ScriptRunner(client, 'control', this.options.commandTimeout);
     const base = `${this.options.prefix}:{control}`;
     this.#keys = {
@@ -213,6 +233,7 @@ export class RedisControlStore implements ControlStore {
       this.#maxAudit,
       k.channel,
       MAX_RESETS,
+      this.#pubsub === 'sharded' ? 'SPUBLISH' : 'PUBLISH',
     ])) as (number | string)[];
     if (Number(reply[0]) !== 1) return { ok: false, version: Number(reply[1]) };
     const version = reply[2] === '' || reply[2] === undefined ? undefined : Number(reply[2]);
@@ -260,6 +281,7 @@ export class RedisControlStore implements ControlStore {
         else onNotice(seq);
       },
       sub !== (this.#client as unknown),
+      this.#pubsub,
     );
     try {
       await this.#runner.bound('subscribe', subscription.ready);

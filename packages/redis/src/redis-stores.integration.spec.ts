@@ -14,6 +14,7 @@ import {
   RedisStoreError,
   isRedisStoreError,
   redisCircuitBreakerStore,
+  redisControlStore,
   redisLatencyDigestStore,
   redisRateLimitStore,
   type RedisScriptClient,
@@ -91,6 +92,11 @@ describe('Redis store options', () => {
     expect(messageOf(() => redisCircuitBreakerStore(fake, { localCacheTtl: Number.NaN }))).toMatch(
       /localCacheTtl must be a duration .*, got NaN/,
     );
+    expect(
+      messageOf(() =>
+        redisControlStore(fake, { pubsub: 'fanout' as 'sharded', subscriber: () => newClient() }),
+      ),
+    ).toBe("redisControlStore: pubsub must be 'classic' or 'sharded', got 'fanout'");
   });
 
   it('defaults: prefix ballast, 250 ms timeout, server clock, local cache off', () => {

@@ -1,20 +1,34 @@
 import { isNodeRedis, type RedisClient } from './redis-commands';
 
-/** An ioredis connection that can receive pub/sub messages (`Redis`, a `duplicate()`, or a `Cluster`'s duplicate). */
+/**
+ * How notices travel: `classic` PUBLISH/SUBSCRIBE, which Redis Cluster forwards to every node; or `sharded`
+ * SPUBLISH/SSUBSCRIBE (Redis ≥ 7), which stays on the shard that owns the channel's slot.
+ */
+export type RedisPubSubMode = 'classic' | 'sharded';
+
+/**
+ * An ioredis connection that can receive pub/sub messages (`Redis`, a `duplicate()`, or a `Cluster`'s duplicate).
+ * Sharded notices need `ssubscribe` and the `smessage` event (and, on a `Cluster`, `shardedSubscribers: true`).
+ */
 export interface RedisSubscriberClient {
   subscribe(channel: string): Promise<unknown>;
-  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  ssubscribe?(channel: string): Promise<unknown>;
+  on(event: 'message' | 'smessage', listener: (channel: string, message: string) => void): unknown;
   disconnect(): void;
 }
+
+type NodeRedisListener = (message: string, channel: string) => void;
 
 /**
  * A node-redis client that can subscribe (`createClient().duplicate()`, `createCluster().duplicate()`, or a
  * `createSentinel()` client, whose pub/sub runs on a connection of its own). Connected by the store when it is not
- * open yet.
+ * open yet. Sharded notices need `sSubscribe`.
  */
 export interface NodeRedisSubscriberClient {
-  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
-  unsubscribe(channel: string, listener?: (message: string, channel: string) => void): Promise<unknown>;
+  subscribe(channel: string, listener: NodeRedisListener): Promise<unknown>;
+  unsubscribe(channel: string, listener?: NodeRedisListener): Promise<unknown>;
+  sSubscribe?(channel: string, listener: NodeRedisListener): Promise<unknown>;
+  sUnsubscribe?(channel: string, listener?: NodeRedisListener): Promise<unknown>;
   connect?(): Promise<unknown>;
   readonly isOpen?: boolean;
   destroy?(): unknown;
@@ -26,14 +40,25 @@ export type AnySubscriberClient = RedisSubscriberClient | NodeRedisSubscriberCli
 const isNodeRedisSubscriber = (s: AnySubscriberClient): s is NodeRedisSubscriberClient =>
   typeof (s as { pSubscribe?: unknown }).pSubscribe === 'function';
 
+/** An ioredis `Cluster` says so (`isCluster`); its sharded subscriber must be told to keep one connection per shard. */
+const isIoredisCluster = (c: unknown): boolean => (c as { isCluster?: unknown }).isCluster === true;
+
 /**
  * The default subscriber for a command client: its `duplicate()` (ioredis `Redis` and `Cluster`, node-redis client
  * and cluster), or the client itself for a node-redis Sentinel client (no `duplicate()`; its pub/sub already has a
- * connection of its own). Undefined when there is none, so the store asks for the `subscriber` option.
+ * connection of its own). In sharded mode an ioredis `Cluster` is duplicated with `shardedSubscribers: true`, so
+ * SSUBSCRIBE goes to the shard that owns the channel (otherwise it goes to one node, which answers MOVED). Undefined
+ * when there is none, so the store asks for the `subscriber` option.
  */
-export function defaultSubscriber(client: RedisClient): (() => AnySubscriberClient) | undefined {
-  const duplicate = (client as { duplicate?: () => AnySubscriberClient }).duplicate;
-  if (typeof duplicate === 'function') return () => duplicate.call(client);
+export function defaultSubscriber(
+  client: RedisClient,
+  mode: RedisPubSubMode,
+): (() => AnySubscriberClient) | undefined {
+  const duplicate = (client as { duplicate?: (...args: unknown[]) => AnySubscriberClient }).duplicate;
+  if (typeof duplicate === 'function')
+    return mode === 'sharded' && isIoredisCluster(client)
+      ? () => duplicate.call(client, [], { shardedSubscribers: true })
+      : () => duplicate.call(client);
   if (isNodeRedis(client) && isNodeRedisSubscriber(client as unknown as AnySubscriberClient))
     return () => client as unknown as NodeRedisSubscriberClient;
   return undefined;
@@ -45,20 +70,30 @@ export interface OpenSubscription {
   close(): void;
 }
 
-/** Subscribes `subscriber` to `channel`, whichever client family it belongs to. */
+const noSharded = (): Promise<never> =>
+  Promise.reject(new Error("the subscriber cannot SSUBSCRIBE (pubsub: 'sharded' needs a client that can)"));
+
+/** Subscribes `subscriber` to `channel` (SUBSCRIBE, or SSUBSCRIBE when sharded), whichever client family it is. */
 export function openSubscription(
   subscriber: AnySubscriberClient,
   channel: string,
   onMessage: (message: string) => void,
   ownsConnection: boolean,
+  mode: RedisPubSubMode = 'classic',
 ): OpenSubscription {
+  const sharded = mode === 'sharded';
   if (!isNodeRedisSubscriber(subscriber)) {
-    subscriber.on('message', (from, message) => {
+    subscriber.on(sharded ? 'smessage' : 'message', (from, message) => {
       if (from === channel) onMessage(message);
     });
-    return { ready: subscriber.subscribe(channel), close: () => subscriber.disconnect() };
+    const ready = !sharded
+      ? subscriber.subscribe(channel)
+      : typeof subscriber.ssubscribe === 'function'
+        ? subscriber.ssubscribe(channel)
+        : noSharded();
+    return { ready, close: () => subscriber.disconnect() };
   }
-  const listener = (message: string, from: string) => {
+  const listener: NodeRedisListener = (message, from) => {
     if (from === channel) onMessage(message);
   };
   let closed = false;
@@ -66,11 +101,14 @@ export function openSubscription(
     if (closed) return;
     closed = true;
     if (ownsConnection) subscriber.destroy?.();
+    else if (sharded) subscriber.sUnsubscribe?.(channel, listener).catch(() => undefined);
     else subscriber.unsubscribe(channel, listener).catch(() => undefined);
   };
   const ready = (async () => {
     if (subscriber.isOpen === false) await subscriber.connect?.();
-    await subscriber.subscribe(channel, listener);
+    if (!sharded) await subscriber.subscribe(channel, listener);
+    else if (typeof subscriber.sSubscribe === 'function') await subscriber.sSubscribe(channel, listener);
+    else await noSharded();
   })();
   return { ready, close };
 }

@@ -1,13 +1,13 @@
 // A replica for the multi-process fleet tests (src/redis-fleet.integration.spec.ts, and the failover runs of
 // `npm run test:redis-fleet`, src/*.fleet-failover.spec.ts). It runs the stores from their TypeScript sources, no
 // build needed (tools/jest/ts-source-loader.cjs). Protocol: JSON lines; {id, op, ...} on stdin, {id, result|error}
-// out. Its first argument is a Redis URL, or a JSON connection: {"cluster": [{host, port}, ...]} (ioredis Cluster)
-// or {"sentinels": [{host, port}, ...], "name": "..."} (ioredis Redis through Sentinel).
+// out. Its first argument is a Redis URL (ioredis), or a JSON connection: {"cluster": [{host, port}, ...]} or
+// {"sentinels": [{host, port}, ...], "name": "..."}, with "client": "ioredis" (the default), "node-redis" (the
+// `redis` package 5: createCluster / createSentinel) or "node-redis6" (the dev dependency redis6 = redis@6).
 'use strict';
 const path = require('node:path');
 const { root } = require(path.join(__dirname, '..', '..', '..', 'tools', 'jest', 'ts-source-loader.cjs'));
 
-const { Cluster, Redis } = require('ioredis');
 const {
   CircuitBreakerStrategy,
   RateLimitStrategy,
@@ -21,10 +21,10 @@ const { redisCircuitBreakerStore, redisRateLimitStore, redisLatencyDigestStore }
 
 const [url, optionsJson] = process.argv.slice(2);
 const options = JSON.parse(optionsJson);
-/** The client the connection argument asks for; the options are those of the topology tests (__tests__/clients.ts). */
-function connect(connection) {
-  if (!connection.startsWith('{')) return new Redis(connection, { maxRetriesPerRequest: 1 });
-  const c = JSON.parse(connection);
+
+/** ioredis, with the options of the topology tests (__tests__/clients.ts). */
+function ioredis(c) {
+  const { Cluster, Redis } = require('ioredis');
   if (c.cluster)
     return new Cluster(c.cluster, {
       redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2000 },
@@ -35,8 +35,37 @@ function connect(connection) {
     });
   return new Redis({ sentinels: c.sentinels, name: c.name, maxRetriesPerRequest: 1, connectTimeout: 2000 });
 }
+
+/** node-redis 5 or 6 (`pkg`), as __tests__/clients.ts creates it; connected before the child reports ready. */
+function nodeRedis(pkg, c) {
+  const { createCluster, createSentinel } = require(pkg);
+  if (c.cluster)
+    return createCluster({
+      rootNodes: c.cluster.map((n) => ({ socket: { host: n.host, port: n.port } })),
+      defaults: { socket: { connectTimeout: 2000, reconnectStrategy: () => 100 } },
+    });
+  return createSentinel({ name: c.name, sentinelRootNodes: c.sentinels });
+}
+
+/** The client the connection argument asks for. */
+function connect(connection) {
+  if (!connection.startsWith('{'))
+    return new (require('ioredis').Redis)(connection, { maxRetriesPerRequest: 1 });
+  const c = JSON.parse(connection);
+  switch (c.client ?? 'ioredis') {
+    case 'ioredis':
+      return ioredis(c);
+    case 'node-redis':
+      return nodeRedis('redis', c);
+    case 'node-redis6':
+      return nodeRedis('redis6', c);
+    default:
+      throw new Error(`unknown client ${c.client}`);
+  }
+}
 const client = connect(url);
 client.on('error', () => {});
+const isNodeRedis = typeof client.evalSha === 'function';
 const stores = {
   cb: redisCircuitBreakerStore(client, options),
   rl: redisRateLimitStore(client, options),
@@ -196,7 +225,8 @@ async function handle(msg) {
     case 'stress':
       return stress(msg);
     case 'exit':
-      client.disconnect();
+      if (isNodeRedis) client.destroy();
+      else client.disconnect();
       setImmediate(() => process.exit(0));
       return 'bye';
     default:
@@ -205,7 +235,8 @@ async function handle(msg) {
 }
 
 serve(handle);
-client.ping().then(
+// Ready once connected: node-redis connects on `connect()` (its cluster has no keyless PING), ioredis on its own.
+(isNodeRedis ? client.connect() : client.ping()).then(
   () => send({ ready: true }),
   (error) => send({ ready: false, error: String(error) }),
 );

@@ -1,7 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster, createSentinel } from 'redis';
-import { createClient as createClient6 } from 'redis6';
+import {
+  createClient as createClient6,
+  createCluster as createCluster6,
+  createSentinel as createSentinel6,
+} from 'redis6';
 import { REDIS_REQUIRED } from './redis-test-env';
 
 /*
@@ -71,21 +75,34 @@ export async function nodeRedis6Client(url: string) {
   return c;
 }
 
+/** The cluster options of every node-redis cluster here, 5 and 6 alike (their `createCluster` take the same). */
+const clusterOptions = (seeds: Node[]) => ({
+  rootNodes: seeds.map((s) => ({ socket: { host: s.host, port: s.port } })),
+  defaults: { socket: { connectTimeout: 2000, reconnectStrategy: () => 100 } },
+});
+
 export async function nodeRedisCluster(seeds: Node[]) {
-  const c = track(
-    quiet(
-      createCluster({
-        rootNodes: seeds.map((s) => ({ socket: { host: s.host, port: s.port } })),
-        defaults: { socket: { connectTimeout: 2000, reconnectStrategy: () => 100 } },
-      }),
-    ),
-  );
+  const c = track(quiet(createCluster(clusterOptions(seeds))));
+  await c.connect();
+  return c;
+}
+
+/** node-redis 6's `createCluster` (RESP3 by default, where 5 speaks RESP2). */
+export async function nodeRedis6Cluster(seeds: Node[]) {
+  const c = track(quiet(createCluster6(clusterOptions(seeds))));
   await c.connect();
   return c;
 }
 
 export async function nodeRedisSentinel(sentinels: Node[], name: string) {
   const c = track(quiet(createSentinel({ name, sentinelRootNodes: sentinels })));
+  await c.connect();
+  return c;
+}
+
+/** node-redis 6's `createSentinel`. */
+export async function nodeRedis6Sentinel(sentinels: Node[], name: string) {
+  const c = track(quiet(createSentinel6({ name, sentinelRootNodes: sentinels })));
   await c.connect();
   return c;
 }

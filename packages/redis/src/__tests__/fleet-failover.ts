@@ -36,7 +36,9 @@ export async function startFleet(count: number, connection: string, prefix: stri
 /**
  * One failover under load. `label` keeps this run's keys apart from another's on the same topology; `crash`: the
  * master dies unannounced, so strict calls must have failed with `resilience_store_unavailable` for a while (a
- * planned failover may hand over without a single failed call).
+ * planned failover may hand over without a single failed call). `recoverWithin` (ms): for a client that follows the
+ * promotion only some time after the topology is whole again (node-redis 6's cluster), every process must answer on
+ * the failed-over master's keys within that long before the checks after the failover; without it, at once.
  */
 export async function failoverUnderLoad(
   fleet: Replica[],
@@ -44,6 +46,7 @@ export async function failoverUnderLoad(
   label: string,
   target: FailoverTarget,
   crash: boolean,
+  recoverWithin?: number,
 ): Promise<void> {
   const [first, second] = [fleet[0]!, fleet[1]!];
   // A breaker in half-open with its one probe lease granted, replicated before the failover, on the caller's clock.
@@ -94,6 +97,24 @@ export async function failoverUnderLoad(
       expect(degraded.open).toBeGreaterThan(0);
       expect(outcomes.strict['resilience_store_unavailable']).toBeGreaterThan(0);
     }
+  }
+
+  if (recoverWithin !== undefined) {
+    // A read of a key of its own on that master (not the lease's: the checks below own it).
+    const probe = { policy: `recover-${label}`, route: target.routeOn(`recover-${label}`) };
+    const start = Date.now();
+    await Promise.all(
+      fleet.map(async (r) => {
+        for (;;) {
+          try {
+            return await r.call('inspect', { key: probe, params: breaker });
+          } catch (e) {
+            if (Date.now() - start > recoverWithin) throw e;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+      }),
+    );
   }
 
   // The lease outlived the failover: the promoted replica holds it, so no second probe yet …

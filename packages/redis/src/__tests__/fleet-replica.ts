@@ -10,8 +10,8 @@ interface Pending {
 }
 
 /**
- * One replica of the fleet: a separate Node process (test/fleet-child.cjs) with its own ioredis client and stores,
- * driven by JSON-line requests. The stores run from their TypeScript sources, so no build is needed.
+ * One replica of the fleet: a separate Node process (test/fleet-child.cjs) with its own client (ioredis, or node-redis
+ * as its connection asks) and stores, driven by JSON-line requests. The stores run from their TypeScript sources, so no build is needed.
  */
 export class Replica {
   readonly #child: ChildProcessWithoutNullStreams;

@@ -129,7 +129,9 @@ class Server {
   }
 }
 
-const NO_PERSISTENCE = ['--save', '', '--appendonly', 'no'];
+// A replica's first sync is diskless by default, and the master then waits `repl-diskless-sync-delay` (5 s) for more
+// replicas to join it: every topology start (and the re-sync of a demoted master) paid those 5 s.
+const NO_PERSISTENCE = ['--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0'];
 
 abstract class Topology {
   readonly dir = mkdtempSync(path.join(tmpdir(), 'ballast-topology-'));

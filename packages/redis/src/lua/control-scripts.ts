@@ -21,7 +21,8 @@ end
 /**
  * KEYS: state, resets, audit. ARGV: now, action, key id, policy id, policy, route flag ('1' when a route is given),
  * entry JSON, ttl ('' none), ifVersion ('' none), spec JSON (a setting: its value JSON), audit JSON, max audit,
- * channel, max resets.
+ * channel, max resets, publish command (PUBLISH, or SPUBLISH for sharded pub/sub: the channel shares the keys'
+ * `{control}` tag, so a script may publish on it in a Cluster).
  * Returns {1, seq, version} or {0, version} (a stale ifVersion: nothing changed).
  */
 export const CONTROL_WRITE = luaScript(
@@ -61,7 +62,7 @@ elseif action == 'setMode' or action == 'setChaos' then
   redis.call('HSET', KEYS[1], 's:' .. action .. ':' .. policy, seq .. '|' .. spec)
 end
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[12], '*', 'e', audit, 'v', tostring(version))
-redis.call('PUBLISH', ARGV[13], tostring(seq))
+redis.call(ARGV[15], ARGV[13], tostring(seq))
 return {1, seq, version}
 `,
 );
