@@ -82,9 +82,12 @@ export function openSubscription(
   mode: RedisPubSubMode = 'classic',
 ): OpenSubscription {
   const sharded = mode === 'sharded';
+  const errors = ownsConnection ? reportErrors(subscriber, channel) : undefined;
   if (!isNodeRedisSubscriber(subscriber)) {
     subscriber.on(sharded ? 'smessage' : 'message', (from, message) => {
-      if (from === channel) onMessage(message);
+      if (from !== channel) return;
+      errors?.heard();
+      onMessage(message);
     });
     const ready = !sharded
       ? subscriber.subscribe(channel)
@@ -94,7 +97,9 @@ export function openSubscription(
     return { ready, close: () => subscriber.disconnect() };
   }
   const listener: NodeRedisListener = (message, from) => {
-    if (from === channel) onMessage(message);
+    if (from !== channel) return;
+    errors?.heard();
+    onMessage(message);
   };
   let closed = false;
   const close = () => {
@@ -111,4 +116,34 @@ export function openSubscription(
     else await noSharded();
   })();
   return { ready, close };
+}
+
+/**
+ * A connection the store opened (or was handed to own) must not leave its errors to the client's default: an
+ * `'error'` event nobody listens to throws (node-redis: the process dies the first time Redis goes away), and
+ * ioredis prints each one to stderr. One warning per outage: the next notice heard re-arms it. A connection that
+ * already has an `'error'` listener (a user's own `subscriber`) is left to it.
+ */
+function reportErrors(subscriber: AnySubscriberClient, channel: string): { heard(): void } | undefined {
+  const emitter = subscriber as unknown as {
+    on?(event: 'error', listener: (error: unknown) => void): unknown;
+    listenerCount?(event: string): number;
+  };
+  if (typeof emitter.on !== 'function' || (emitter.listenerCount?.('error') ?? 0) > 0) return undefined;
+  let warned = false;
+  emitter.on('error', (error: unknown) => {
+    if (warned) return;
+    warned = true;
+    const reason = error instanceof Error ? error.message : String(error);
+    process.emitWarning(
+      `Ballast: the control store's subscriber connection (${channel}) failed: ${reason}. Notices resume when it ` +
+        'reconnects; the reconcile applies what was missed meanwhile.',
+      'BallastControlWarning',
+    );
+  });
+  return {
+    heard: () => {
+      warned = false;
+    },
+  };
 }
