@@ -22,6 +22,8 @@ const variants = [
   ['cockatiel-bulkhead-cb-retry', 'cockatiel `wrap(bulkhead(100,0), breaker, retry)`'],
   ['opossum-cb', 'opossum breaker, no timeout'],
   ['bare-als', 'bare `await fn()` in a process already using AsyncLocalStorage'],
+  ['bare-now2', 'bare `await fn()` plus two `performance.now()` reads (Node’s price of reading the clock)'],
+  ['bare-als-run', 'bare `await fn()` inside `AsyncLocalStorage.run` (Node’s price of one frame per call)'],
   ['ballast-none', 'Ballast `run()`, policy with no strategies'],
   ['ballast-retry', 'Ballast retry(3)'],
   ['ballast-breaker', 'Ballast circuit breaker'],
@@ -120,6 +122,9 @@ const goal = `SPEC §14.6's cost targets (default configuration; Node 24 is the 
 - rate limit + bulkhead + breaker + retry: ${ns('ballast-rl-bh-cb-retry')} over bare, against cockatiel's \`wrap(bulkhead, breaker, retry)\` ${ns('cockatiel-bulkhead-cb-retry')} and opossum's breaker ${ns('opossum-cb')}; below both and ≤ 300 ns: ${mark(over('ballast-rl-bh-cb-retry') < Math.min(over('cockatiel-bulkhead-cb-retry'), over('opossum-cb')) && over('ballast-rl-bh-cb-retry') <= 300)};
 - the same plus a timeout: ${ns('ballast-bulkhead-rl-cb-retry-timeout')}, against opossum's breaker + timeout ${ns('opossum-cb-timeout')}; below it and ≤ 500 ns: ${mark(over('ballast-bulkhead-rl-cb-retry-timeout') < over('opossum-cb-timeout') && over('ballast-bulkhead-rl-cb-retry-timeout') <= 500)};
 - with \`ambientContext: false\` (the Node 20 target): rate limit + breaker + retry ${ns('ballast-rl-cb-retry-noctx')}, + timeout ${ns('ballast-rl-cb-retry-timeout-noctx')}.
+- What Node itself charges in these rows, measured in the same run: the two clock reads a call with a breaker or a
+  rate limit makes (its start and its end) ${ns('bare-now2')}; the AsyncLocalStorage frame a call with a timeout
+  enters by default ${ns('bare-als-run')}.
 Earlier rows, for comparison with past runs:
 - ${verdict('ballast-rl-cb-retry-timeout', 'Ballast rate limit + breaker + retry + timeout, default')};
 - ${verdict('ballast-cb-timeout', "Ballast breaker + timeout (opossum's own policy), default")}.`;

@@ -71,6 +71,17 @@ export function makeVariant(variant) {
       new AsyncLocalStorage().run({}, () => {});
       return () => fn();
     }
+    case 'bare-now2': {
+      // Node's own price of the two clock reads a policy with a breaker or a rate limit makes per call (its start and
+      // its end; `performance.now()`, as Ballast's system clock reads it).
+      let t = 0;
+      return () => {
+        t += performance.now();
+        const p = fn();
+        t -= performance.now();
+        return p;
+      };
+    }
     case 'bare-als-run': {
       // Node's own price of one AsyncLocalStorage frame per call: what a policy that needs one (a timeout) pays.
       const { AsyncLocalStorage } = require('node:async_hooks');
