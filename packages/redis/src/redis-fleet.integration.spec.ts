@@ -13,6 +13,7 @@ import {
 import type { Redis } from 'ioredis';
 import { Replica } from './__tests__/fleet-replica';
 import {
+  REDIS_URL,
   RUN_REDIS_TESTS,
   cleanUp,
   requireRedis,
@@ -311,14 +312,22 @@ if (RUN_REDIS_TESTS) {
       });
     });
 
-    describe('separate Node processes', () => {
+    // One replica per client family, so the fleet's processes share keys and scripts across clients as a fleet
+    // mid-migration from one client to the other would: ioredis, node-redis 5 and node-redis 6.
+    describe('separate Node processes (one on ioredis, one on node-redis 5, one on node-redis 6)', () => {
       const replicas: Replica[] = [];
+      const on = (client: string) => ({ url: JSON.stringify({ url: REDIS_URL, client }) });
       beforeAll(async () => {
         // The first replica warms the transpile cache; the others then start in about a second.
-        replicas.push(new Replica(opts));
+        replicas.push(new Replica(opts, on('ioredis')));
         await replicas[0]!.ready;
-        replicas.push(new Replica(opts), new Replica(opts));
+        replicas.push(new Replica(opts, on('node-redis')), new Replica(opts, on('node-redis6')));
         await Promise.all(replicas.map((r) => r.ready));
+        expect(replicas.map((r) => r.readyInfo['client'])).toEqual([
+          'ioredis',
+          expect.stringMatching(/^node-redis 5\./),
+          expect.stringMatching(/^node-redis 6\./),
+        ]);
       }, 120_000);
       afterAll(async () => {
         await Promise.all(replicas.map((r) => r.stop()));

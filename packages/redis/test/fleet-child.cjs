@@ -2,7 +2,7 @@
 // `npm run test:redis-fleet`, src/*.fleet-failover.spec.ts). It runs the stores from their TypeScript sources, no
 // build needed (tools/jest/ts-source-loader.cjs). Protocol: JSON lines; {id, op, ...} on stdin, {id, result|error}
 // out. Its first argument is a Redis URL (ioredis), or a JSON connection: {"cluster": [{host, port}, ...]} or
-// {"sentinels": [{host, port}, ...], "name": "..."}, with "client": "ioredis" (the default), "node-redis" (the
+// {"sentinels": [{host, port}, ...], "name": "..."} or {"url": "redis://…"} (standalone), with "client": "ioredis" (the default), "node-redis" (the
 // `redis` package 5: createCluster / createSentinel) or "node-redis6" (the dev dependency redis6 = redis@6).
 'use strict';
 const path = require('node:path');
@@ -37,8 +37,11 @@ function ioredis(c) {
 }
 
 /** node-redis 5 or 6 (`pkg`), as __tests__/clients.ts creates it; connected before the child reports ready. */
+let nodeRedisVersion;
 function nodeRedis(pkg, c) {
-  const { createCluster, createSentinel } = require(pkg);
+  nodeRedisVersion = require(`${pkg}/package.json`).version;
+  const { createClient, createCluster, createSentinel } = require(pkg);
+  if (c.url) return createClient({ url: c.url });
   if (c.cluster)
     return createCluster({
       rootNodes: c.cluster.map((n) => ({ socket: { host: n.host, port: n.port } })),
@@ -54,7 +57,7 @@ function connect(connection) {
   const c = JSON.parse(connection);
   switch (c.client ?? 'ioredis') {
     case 'ioredis':
-      return ioredis(c);
+      return c.url ? new (require('ioredis').Redis)(c.url, { maxRetriesPerRequest: 1 }) : ioredis(c);
     case 'node-redis':
       return nodeRedis('redis', c);
     case 'node-redis6':
@@ -237,6 +240,6 @@ async function handle(msg) {
 serve(handle);
 // Ready once connected: node-redis connects on `connect()` (its cluster has no keyless PING), ioredis on its own.
 (isNodeRedis ? client.connect() : client.ping()).then(
-  () => send({ ready: true }),
+  () => send({ ready: true, client: isNodeRedis ? `node-redis ${nodeRedisVersion}` : 'ioredis' }),
   (error) => send({ ready: false, error: String(error) }),
 );
