@@ -1,7 +1,10 @@
 import { DDSketch } from '@datadog/sketches-js';
 import { isResilienceError, stateKey, type BreakerParams } from '@ballast/core';
 import type { Cluster, Redis } from 'ioredis';
+import { RUN_TOPOLOGY_TESTS } from './__tests__/clients';
+import { RedisServerProcess, freePort } from './__tests__/redis-server-process';
 import {
+  REDIS_URL,
   RUN_REDIS_TESTS,
   cleanUp,
   requireRedis,
@@ -38,7 +41,9 @@ describe('Redis store options', () => {
     expect(clients).toHaveLength(1);
   });
 
-  const fake: RedisScriptClient = { evalsha: async () => null, eval: async () => null };
+  // Options are checked when a store is made, before any command: a client that never connects is enough.
+  const fake = newClient(REDIS_URL, { lazyConnect: true });
+  afterAll(() => fake.disconnect());
 
   it('reports every invalid option in one configuration error', () => {
     let error: unknown;
@@ -109,55 +114,88 @@ describe('Redis store options', () => {
     });
     expect(redisRateLimitStore(fake, { commandTimeout: '1s' }).options.commandTimeout).toBe(1000);
   });
-
-  it('falls back to EVAL on NOSCRIPT and wraps client failures in RedisStoreError', async () => {
-    const calls: string[] = [];
-    const client: RedisScriptClient = {
-      evalsha: async () => {
-        calls.push('evalsha');
-        throw new Error('NOSCRIPT No matching script. Please use EVAL.');
-      },
-      eval: async () => {
-        calls.push('eval');
-        return [1, '3', '0'];
-      },
-    };
-    const store = redisRateLimitStore(client);
-    const key = stateKey('p', 'r');
-    expect(await store.take(key, { permits: 5, per: 1000, burst: 5 }, 0)).toEqual({ ok: true, tokens: 3 });
-    expect(calls).toEqual(['evalsha', 'eval']);
-    const broken = redisRateLimitStore({
-      evalsha: async () => {
-        throw new Error('READONLY You cannot write against a read only replica.');
-      },
-      eval: async () => null,
-    });
-    const error = await broken.take(key, { permits: 5, per: 1000, burst: 5 }, 0).catch((e: unknown) => e);
-    expect(isRedisStoreError(error)).toBe(true);
-    expect(error).toMatchObject({
-      store: 'rateLimit',
-      operation: 'take',
-      timedOut: false,
-      kind: 'infrastructure',
-    });
-    expect((error as RedisStoreError).code).toBe('resilience_store_unavailable');
-  });
-
-  it('never hangs: a client that never answers fails within commandTimeout', async () => {
-    const silent: RedisScriptClient = {
-      evalsha: () => new Promise(() => {}),
-      eval: () => new Promise(() => {}),
-    };
-    const store = redisLatencyDigestStore(silent, { commandTimeout: 50 });
-    const started = Date.now();
-    const error = await store
-      .read(stateKey('p', 'r'), { quantile: 0.9, window: 100 }, 0)
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RedisStoreError);
-    expect(error).toMatchObject({ store: 'latencyDigest', timedOut: true });
-    expect(Date.now() - started).toBeLessThan(1000);
-  });
 });
+
+/**
+ * What a store does with the server's own answers, on a redis-server of the test's own (its scripts flushed, made a
+ * replica, paused): the shared Redis on 6379 is left alone.
+ */
+if (RUN_TOPOLOGY_TESTS) {
+  describe('Redis stores against a server that flushed its scripts, is read-only or does not answer', () => {
+    jest.setTimeout(30_000);
+    let server: RedisServerProcess;
+    let admin: Redis;
+    let client: Redis;
+    beforeAll(async () => {
+      server = new RedisServerProcess(await freePort());
+      await server.start();
+      admin = newClient(server.url);
+      client = newClient(server.url);
+    });
+    afterAll(async () => {
+      admin.disconnect();
+      client.disconnect();
+      await server.destroy();
+    });
+    const key = stateKey('p', 'r');
+    const rate = { permits: 5, per: 1000, burst: 5 };
+
+    it('falls back to EVAL when the server answers NOSCRIPT (a restart or SCRIPT FLUSH forgot the script)', async () => {
+      const store = redisRateLimitStore(client, { prefix: 'noscript' });
+      expect(await store.take(key, rate, 0)).toEqual({ ok: true, tokens: 4 });
+      await admin.script('FLUSH');
+      await admin.config('RESETSTAT');
+      expect(await store.take(key, rate, 0)).toMatchObject({ ok: true });
+      const stats = String(await admin.info('commandstats'));
+      // One EVALSHA refused with NOSCRIPT, then one EVAL, which loads the script again for the next EVALSHA.
+      expect(stats).toMatch(/cmdstat_evalsha:calls=\d+,[^\n]*failed_calls=1/);
+      expect(stats).toMatch(/cmdstat_eval:calls=1,/);
+      expect(await store.take(key, rate, 0)).toMatchObject({ ok: true });
+      expect(String(await admin.info('commandstats'))).toMatch(/cmdstat_eval:calls=1,/);
+    });
+
+    it('wraps a server error in RedisStoreError (a replica answers READONLY to a write script)', async () => {
+      await admin.replicaof('127.0.0.1', '1'); // a replica of nobody: read-only at once
+      try {
+        const error = await redisRateLimitStore(client, { prefix: 'readonly' })
+          .take(key, rate, 0)
+          .catch((e: unknown) => e);
+        expect(isRedisStoreError(error)).toBe(true);
+        expect(error).toMatchObject({
+          store: 'rateLimit',
+          operation: 'take',
+          timedOut: false,
+          kind: 'infrastructure',
+        });
+        expect((error as RedisStoreError).code).toBe('resilience_store_unavailable');
+        expect(String((error as RedisStoreError).cause)).toMatch(/READONLY/);
+      } finally {
+        await admin.replicaof('NO', 'ONE');
+      }
+    });
+
+    it('never hangs: a server that does not answer fails the call within commandTimeout', async () => {
+      const store = redisLatencyDigestStore(client, { commandTimeout: 50, prefix: 'silent' });
+      // Paused longer than the test waits: an answer could only come after the store's own timer gave up.
+      await admin.call('CLIENT', 'PAUSE', '10000', 'ALL');
+      try {
+        const error = await store
+          .read(stateKey('p', 'r'), { quantile: 0.9, window: 100 }, 0)
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(RedisStoreError);
+        expect(error).toMatchObject({ store: 'latencyDigest', timedOut: true });
+      } finally {
+        await admin.call('CLIENT', 'UNPAUSE');
+      }
+    });
+  });
+} else {
+  describe('Redis stores against a server of the test’s own', () => {
+    it('needs the redis-server binary (missing; CI=true makes this a failure)', () => {
+      expect(RUN_TOPOLOGY_TESTS).toBe(false);
+    });
+  });
+}
 
 if (RUN_REDIS_TESTS) {
   describe('Redis stores on the server clock', () => {
