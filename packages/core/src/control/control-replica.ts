@@ -4,18 +4,17 @@ import type { ResiliencePolicy } from '../policy/resilience-policy';
 import { storeUnavailable, versionConflict } from './control-errors';
 import { LocalExpiries } from './local-expiry';
 import { emitApplied, fleetPolicy } from './control-events';
+import { AppliedForces } from './applied-forces';
 import { AppliedSettings, type SettingApplier } from './applied-settings';
 import type { SettingAction } from './control-store';
-import { stateKey } from '../stores/ports';
 import type { TimerHandle } from '../time/clock';
-import { clearForcedHere, forceOpenHere, resetBreakerHere } from '../admin/local-operations';
+import { clearForcedHere, resetBreakerHere } from '../admin/local-operations';
 import type {
   ControlAction,
   ControlChange,
   ControlState,
   ControlStore,
   ControlSubscription,
-  ForcedOverride,
   ReplicaInfo,
 } from './control-store';
 
@@ -30,13 +29,6 @@ export interface ControlHost {
   version(name: string): number;
 }
 
-interface AppliedForce {
-  readonly policy: string;
-  readonly route: string | undefined;
-  readonly seq: number;
-  timer: TimerHandle | undefined;
-}
-
 /**
  * One replica's side of the fleet control plane (SPEC §14.1). It makes this `Resilience` match the store's standing
  * overrides: on start (before the first call), on every notice, and on a periodic reconcile that repairs a notice
@@ -47,7 +39,7 @@ export class ControlReplica {
   readonly info: { id: string; startedAt: number };
   /** The store `seq` this replica has applied; -1 before the first read. */
   #seq = -1;
-  readonly #forced = new Map<string, AppliedForce>();
+  readonly #forces: AppliedForces;
   readonly #localExpiry: LocalExpiries;
   readonly #settings: AppliedSettings;
   #subscription: ControlSubscription | undefined;
@@ -68,6 +60,11 @@ export class ControlReplica {
   ) {
     this.info = { id, startedAt };
     this.#localExpiry = new LocalExpiries(host.engine.clock);
+    this.#forces = new AppliedForces((name) => host.runtime(name), host.engine.clock, {
+      forced: (policy, route) => this.#emit('forceOpen', policy, route, 'fleet'),
+      cleared: (policy, route, expired) => this.#emit('clearForcedOpen', policy, route, 'fleet', expired),
+      expired: () => void this.sync(),
+    });
     this.#settings = new AppliedSettings(
       (name) => host.runtime(name),
       host.applySetting,
@@ -153,7 +150,10 @@ export class ControlReplica {
     const pr = this.host.runtime(change.policy);
     if (pr !== undefined) {
       if (change.action === 'forceOpen')
-        this.#force({ policy: change.policy, route: change.route, seq: result.seq, ...ttlOf(change) }, pr);
+        this.#forces.force(
+          { policy: change.policy, route: change.route, seq: result.seq, ...ttlOf(change) },
+          pr,
+        );
       else if (change.action === 'clearForcedOpen') this.#clearFleet(change.policy, change.route, true);
       else if (change.action === 'resetBreaker')
         await resetBreakerHere(this.host.engine, pr, change.route, true);
@@ -203,7 +203,7 @@ export class ControlReplica {
     const clock = this.host.engine.clock;
     if (this.#reconcileTimer !== undefined) clock.clearTimeout(this.#reconcileTimer);
     if (this.#heartbeatTimer !== undefined) clock.clearTimeout(this.#heartbeatTimer);
-    for (const f of this.#forced.values()) if (f.timer !== undefined) clock.clearTimeout(f.timer);
+    this.#forces.stopTimers();
     this.#localExpiry.clear();
     const sub = this.#subscription;
     this.#subscription = undefined;
@@ -224,12 +224,7 @@ export class ControlReplica {
     for (const p of state.policies)
       if (this.host.runtime(p.policy) !== undefined && p.version > this.host.version(p.policy))
         this.#retune(p.policy, p.spec, p.version);
-    const standing = new Map<string, ForcedOverride>();
-    for (const f of state.forced)
-      if (this.host.runtime(f.policy) !== undefined) standing.set(stateKey(f.policy, f.route).id, f);
-    for (const [id, f] of [...this.#forced])
-      if (standing.get(id)?.seq !== f.seq) this.#unforce(id, f, standing.has(id) ? undefined : false);
-    for (const [id, f] of standing) if (!this.#forced.has(id)) this.#force(f, this.host.runtime(f.policy)!);
+    this.#forces.match(state.forced);
     this.#settings.match(state.settings);
     if (!first)
       for (const r of state.resets) {
@@ -245,47 +240,9 @@ export class ControlReplica {
     if (moved && !first) this.#heartbeat();
   }
 
-  #force(f: Pick<ForcedOverride, 'policy' | 'route' | 'seq' | 'remaining'>, pr: PolicyRuntime): void {
-    const id = stateKey(f.policy, f.route).id;
-    const old = this.#forced.get(id);
-    if (old?.seq === f.seq) return;
-    if (old?.timer !== undefined) this.host.engine.clock.clearTimeout(old.timer);
-    forceOpenHere(pr, f.route);
-    const applied: AppliedForce = { policy: f.policy, route: f.route, seq: f.seq, timer: undefined };
-    // The store drops the override when its ttl ends; each replica clears its own flag then, even if the store is
-    // unreachable at that moment.
-    if (f.remaining !== undefined)
-      applied.timer = this.host.engine.clock.setTimeout(() => {
-        applied.timer = undefined;
-        if (this.#forced.get(id) !== applied) return;
-        this.#unforce(id, applied, true);
-        void this.sync();
-      }, f.remaining);
-    this.#forced.set(id, applied);
-    if (old === undefined) this.#emit('forceOpen', f.policy, f.route, 'fleet');
-  }
-
-  /** `expired`: true when its ttl ended, false when cleared, undefined when replaced by a newer force-open. */
-  #unforce(id: string, f: AppliedForce, expired: boolean | undefined): void {
-    if (f.timer !== undefined) this.host.engine.clock.clearTimeout(f.timer);
-    this.#forced.delete(id);
-    if (expired === undefined) return;
-    const pr = this.host.runtime(f.policy);
-    if (pr === undefined) return;
-    // A policy-wide override ends: the policy-wide flag only (routes forced on their own stay forced).
-    if (f.route === undefined) pr.forcedAll = false;
-    else {
-      const ks = pr.keys.get(f.route);
-      if (ks !== undefined) ks.forcedOpen = false;
-      pr.unpinned++;
-    }
-    this.#emit('clearForcedOpen', f.policy, f.route, 'fleet', expired);
-  }
-
   /** The writer of a fleet clear: its own overrides now, and its local flags, as `admin.clearForcedOpen` promises. */
   #clearFleet(policy: string, route: string | undefined, writer: boolean): void {
-    for (const [id, f] of [...this.#forced])
-      if (f.policy === policy && (route === undefined || f.route === route)) this.#unforce(id, f, false);
+    this.#forces.clear(policy, route);
     const pr = this.host.runtime(policy);
     if (writer && pr !== undefined) {
       clearForcedHere(pr, route);
