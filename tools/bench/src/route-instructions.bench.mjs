@@ -21,8 +21,8 @@ const N1 = Number(process.env.RI_N1 ?? 20_000);
 const N2 = Number(process.env.RI_N2 ?? 40_000);
 // As in instructions.bench.mjs: by default V8 compiles and collects on helper threads, so when optimised code is
 // installed depends on thread scheduling, and one variant's count moved by up to 2× between runs. `--predictable`
-// runs that work on the main thread at the same points each time; with fixed seeds,
-// the same run takes the same path.
+// runs that work on the main thread at the same points each time; with fixed seeds, the same run takes the same path.
+// What still moves (± a few %, for a policy with a breaker) is what follows the real clock, ~50× slower here.
 const V8_FLAGS = ['--predictable', '--hash-seed=1', '--random-seed=1'];
 const REPEATS = Number(process.env.RI_REPEATS ?? 3);
 const node = process.env.BENCH_NODE ?? referenceNode();
