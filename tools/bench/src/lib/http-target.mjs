@@ -11,6 +11,16 @@ const plus = (xs, ys) => xs.map((x, i) => x + ys[i]);
 const us = (x) => `${x.toFixed(2)} µs`;
 const spread = (xs) => `middle half of rounds ${us(quantile(xs, 0.25))} to ${us(quantile(xs, 0.75))}`;
 const mark = (ok) => (ok ? 'met' : 'NOT met');
+/**
+ * A verdict as sure as the run: met when even the lower quartile of the per-round margins is ≥ 0, NOT met when even
+ * the upper quartile is < 0, else unsettled (the medians of the parts need not add up to the median of the margin).
+ */
+const verdictOf = (margins) =>
+  quantile(margins, 0.25) >= 0
+    ? 'met'
+    : quantile(margins, 0.75) < 0
+      ? 'NOT met'
+      : 'not settled by this run (the middle half of rounds spans 0)';
 
 /**
  * The verdict paragraph. On the reference Node 24 the default configuration is measured; on another Node (the
@@ -32,10 +42,10 @@ export function targetVerdict(results, adapters, cross) {
     return (
       `- ${a}: \`@Resilient\` adds ${us(median(over))} per request over the undecorated handler (${spread(over)}); ` +
       `opossum in the handler adds ${us(median(opossum))} over no Ballast and Nest's parameter resolution ` +
-      `(\`@Req()\`) ${us(median(params))}, so the allowance is ${us(median(allowance))}; margin ${us(median(margin))} ` +
-      `(${spread(margin)}): ${mark(median(margin) >= 0)}. The undecorated route with ResilienceModule` +
-      `${cross ? ' (`ambientContext: false`)' : ''} costs ${us(median(undecorated))} over no Ballast ` +
-      `(${spread(undecorated)}): ${cross ? 'for information' : `nothing measurable (0 within the middle half): ${mark(nothing)}`}.`
+      `(\`@Req()\`) ${us(median(params))}, so the allowance is ${us(median(allowance))}; the margin (allowance − added ` +
+      `cost, per round) is ${us(median(margin))} (${spread(margin)}): ${verdictOf(margin)}. The undecorated route with ` +
+      `ResilienceModule${cross ? ' (`ambientContext: false`)' : ''} costs ${us(median(undecorated))} over no Ballast ` +
+      `(${spread(undecorated)})${cross ? ', for information' : `; the target is nothing measurable (0 within the middle half of rounds): ${mark(nothing)}`}.`
     );
   });
   return `SPEC §14.6's HTTP targets${cross ? ` (the Node 20 reading: \`ambientContext: false\`)` : ' (Node 24, default configuration)'}, in this run:
