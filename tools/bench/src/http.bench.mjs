@@ -219,7 +219,9 @@ Reading the rows:
   is a smaller share; the default's AsyncLocalStorage tax is paid per promise, so it grows with the handler's own
   promise work.
 - Read the spread, not only the medians: without the network a decorated route adds ≈ 1.4–3.6 µs of CPU (the route
-  section); an Express request here varies from round to round by more than that.
+  section); an Express request here varies from round to round by more than that. The section *HTTP requests in
+  instructions* counts the same rows with callgrind, which the machine's load does not move: where this section's
+  verdict is unsettled, that one settles it.
 - Each measurement lasts ${DURATION} s, less than opossum's 10 s window, so opossum never reaches the steady cost
   the sustained-load section shows (this favours opossum here).
 

@@ -16,6 +16,7 @@ const suites = [
   'redis-topologies.bench.mjs',
   'handler.bench.mjs',
   'http.bench.mjs',
+  'http-instructions.bench.mjs',
 ];
 const CROSS = new Set(['pipeline.bench.mjs', 'sustained.bench.mjs', 'handler.bench.mjs', 'http.bench.mjs']);
 const crossNode = process.versions.node.split('.')[0] === '24' ? undefined : process.execPath;

@@ -51,3 +51,38 @@ export function targetVerdict(results, adapters, cross) {
   return `SPEC §14.6's HTTP targets${cross ? ` (the Node 20 reading: \`ambientContext: false\`)` : ' (Node 24, default configuration)'}, in this run:
 ${lines.join('\n')}`;
 }
+
+/**
+ * The same targets read off http-instructions.bench.mjs: instructions per request per round (the rows of a round ran
+ * back to back in one server process). With counts repeatable to a few hundred instructions, a margin is met when
+ * every round meets it, NOT met when no round does.
+ */
+export function instructionVerdict(results, adapters) {
+  const k = (x) => `${Math.round(x).toLocaleString('en-US')}`;
+  const range = (xs) => `rounds ${k(Math.min(...xs))} to ${k(Math.max(...xs))}`;
+  const lines = adapters.map((a) => {
+    const r = results[a];
+    const over = minus(r.resilient, r.plain);
+    const params = minus(r.req, r.plain);
+    const opossum = minus(r.opossum, r.bare);
+    const margin = minus(plus(opossum, params), over);
+    const undecorated = minus(r.plain, r.bare);
+    const verdict = (xs) =>
+      Math.min(...xs) >= 0
+        ? 'met'
+        : Math.max(...xs) < 0
+          ? 'NOT met'
+          : 'not settled by this run (the rounds span 0)';
+    const nothing = Math.min(...undecorated) <= 0 && Math.max(...undecorated) >= 0;
+    return (
+      `- ${a}: \`@Resilient\` adds ${k(median(over))} instructions per request over the undecorated handler ` +
+      `(${range(over)}); opossum in the handler adds ${k(median(opossum))} over no Ballast and Nest's parameter ` +
+      `resolution (\`@Req()\`) ${k(median(params))}, so the allowance is ${k(median(plus(opossum, params)))}; the ` +
+      `margin (allowance − added cost, per round) is ${k(median(margin))} (${range(margin)}): ${verdict(margin)}. ` +
+      `The undecorated route with ResilienceModule costs ${k(median(undecorated))} instructions over no Ballast ` +
+      `(${range(undecorated)}, ${((100 * median(undecorated)) / median(r.bare)).toFixed(1)} % of the request); ` +
+      `nothing measurable (the rounds span 0): ${mark(nothing)}.`
+    );
+  });
+  return `SPEC §14.6's HTTP targets in instructions (Node 24, default configuration), in this run:\n${lines.join('\n')}`;
+}
