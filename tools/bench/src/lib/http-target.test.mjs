@@ -22,7 +22,7 @@ test('instructions: met when every round is within the allowance, and an undecor
   assert.match(text, /margin \(allowance − added cost, per round\) is 900 \(rounds 800 to 1,000\): met\./);
   assert.match(
     text,
-    /costs -50 instructions over no Ballast \(rounds -300 to 200.*nothing measurable \(the rounds span 0\): met\./,
+    /costs -50 instructions over no Ballast \(rounds -300 to 200.*nothing measurable \(not more in every round\): met\./,
   );
 });
 
@@ -35,13 +35,18 @@ test('instructions: NOT met when no round is, unsettled when the rounds disagree
   assert.match(missed, /: NOT met\. The undecorated/);
   assert.match(
     missed,
-    /costs 1,250 instructions over no Ballast \(rounds 1,000 to 1,500, 2\.1 % of the request\); nothing measurable \(the rounds span 0\): NOT met\./,
+    /costs 1,250 instructions over no Ballast \(rounds 1,000 to 1,500, 2\.1 % of the request\); nothing measurable \(not more in every round\): NOT met\./,
   );
   const unsettled = instructionVerdict(
     rounds({ ...base, resilient: [68_000, 76_000], opossum: [68_000, 68_000] }),
     ['a'],
   );
   assert.match(unsettled, /not settled by this run \(the rounds span 0\)/);
+  const cheaper = instructionVerdict(
+    rounds({ ...base, plain: [59_500, 59_800], resilient: [68_000, 76_000], opossum: [68_000, 68_000] }),
+    ['a'],
+  );
+  assert.match(cheaper, /costs -350 instructions over no Ballast \(rounds -500 to -200.*\): met\./);
 });
 
 test('CPU time: the verdict reads the middle half of rounds', () => {
