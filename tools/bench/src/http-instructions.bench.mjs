@@ -41,6 +41,13 @@ const V8_FLAGS = ['--predictable', '--hash-seed=1', '--random-seed=1'];
 export const ROUTES = [
   ['bare', 'no Ballast', 'ballast', 'bare', '/plain'],
   ['plain', 'ResilienceModule, handler undecorated', 'ballast', 'app', '/plain'],
+  [
+    'control',
+    'no Ballast, the same application served once more (the floor: what two identical applications differ by)',
+    'ballast',
+    'control',
+    '/plain',
+  ],
   ['req', 'ResilienceModule, handler undecorated taking the request (`@Req()`)', 'ballast', 'app', '/req'],
   [
     'resilient',
@@ -89,6 +96,8 @@ async function startServer(adapter, dir) {
       ...V8_FLAGS,
       path.join(here, 'http.server.mjs'),
       adapter,
+      'default',
+      'control',
     ],
     { stdio: ['pipe', 'pipe', 'pipe'], cwd: here },
   );
@@ -219,13 +228,10 @@ ${instructionVerdict(results, adapters)}
 
 Reading it:
 - A round of a Ballast row can count up to ≈ 10 % more than the others (the max column: V8 recompiling or a larger
-  collection falling in its window); the median does not move with it. The applications without a decorated route are
-  two Nest applications of one process; two applications without Ballast in one process differ by about as much as the undecorated rows here (a control
-  run on Express, 2026-12-06: the same application without Ballast served twice in one process, then the one importing
-  \`ResilienceModule\`; medians of 4 rounds 156,500, 157,350 and 157,250). So the verdict above, which calls a route
-  measurable when it counts more in every round, is stricter than this run can support: Express's ≈ 900 more is the
-  size of the difference between two identical applications. A second application without Ballast in the same run
-  would give each run its own floor (not done yet).
+  collection falling in its window); the median does not move with it. The rows without a decorated route are Nest
+  applications of one process, and two identical ones differ by a few hundred instructions per request: the control
+  row serves the application without Ballast once more, and the undecorated route counts as costing nothing measurable
+  when it differs from the application without Ballast by no more than the control does.
 - opossum's row includes its once-a-second snapshot, which sorts every latency of its 10 s window. Under valgrind a
   second holds ~50× fewer requests, and the window as many fewer latencies, so per request that work costs about what
   it costs at full speed; it comes in lumps, which is why opossum's rounds spread so widely. Its lowest round is

@@ -6,7 +6,7 @@
 //   resilient — in the same application, the handler under @Resilient('bench'): rate limit (high) + breaker +
 //               retry + timeout;
 //   req       — in the same application, undecorated, taking the request (`@Req()`).
-// With a second argument 'noctx' the module runs with `ambientContext: false`.
+// With a second argument 'noctx' the module runs with `ambientContext: false`; for a third ('control'), see below.
 // Prints one JSON line of ports once listening; exits when stdin closes.
 import 'reflect-metadata';
 import { Controller, Get, Module, Req } from '@nestjs/common';
@@ -77,7 +77,13 @@ async function serve(module) {
 
 const bare = await serve(BareModule);
 const withBallast = await serve(BallastModule);
-process.stdout.write(`${JSON.stringify({ bare: bare.port, app: withBallast.port })}\n`);
+// With a third argument 'control', the application without Ballast is served once more, last: two identical Nest
+// applications of one process differ by a few hundred instructions per request, which is the floor against which
+// http-instructions.bench.mjs judges whether ResilienceModule costs an undecorated route anything.
+const control = process.argv[4] === 'control' ? await serve(BareModule) : undefined;
+process.stdout.write(
+  `${JSON.stringify({ bare: bare.port, app: withBallast.port, control: control?.port })}\n`,
+);
 // Each line on stdin asks for this process's user-space CPU time so far (µs): the bench divides what a measurement
 // used by the requests it served — a per-request cost that does not depend on how fast the load generator on the
 // other core happened to be. System time is left out: on loopback it is mostly the kernel delivering responses to
@@ -88,6 +94,6 @@ process.stdin.on('data', (chunk) => {
   }
 });
 process.stdin.on('end', async () => {
-  await Promise.all([bare.app.close(), withBallast.app.close()]);
+  await Promise.all([bare.app.close(), withBallast.app.close(), control?.app.close()]);
   process.exit(0);
 });

@@ -65,3 +65,23 @@ test('CPU time: the verdict reads the middle half of rounds', () => {
     /is 1\.00 µs \(middle half of rounds 1\.00 µs to 1\.00 µs\): met\./,
   );
 });
+
+test('instructions: with a control row, an undecorated route is judged against what two identical applications differ by', () => {
+  const base = {
+    bare: [60_000, 60_000],
+    req: [64_000, 64_500],
+    resilient: [68_000, 68_000],
+    opossum: [65_000, 65_000],
+  };
+  const within = instructionVerdict({ a: { ...base, plain: [60_800, 60_900], control: [60_850, 60_900] } }, [
+    'a',
+  ]);
+  assert.match(
+    within,
+    /two identical applications without Ballast differ by 875; nothing measurable \(no more than that\): met\./,
+  );
+  const beyond = instructionVerdict({ a: { ...base, plain: [62_000, 62_000], control: [60_300, 60_100] } }, [
+    'a',
+  ]);
+  assert.match(beyond, /differ by 200; nothing measurable \(no more than that\): NOT met\./);
+});
