@@ -22,6 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, referenceNode, writeSection } from './lib/report.mjs';
 import { instructionVerdict } from './lib/http-target.mjs';
+import { VARIANTS } from './lib/http-variants.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ADAPTERS = (process.env.BENCH_HTTP_ADAPTERS ?? 'fastify,express').split(',');
@@ -38,9 +39,15 @@ const V8_FLAGS = ['--predictable', '--hash-seed=1', '--random-seed=1'];
  * It is opossum's own cost (proportional to its calls, so about the same per request at full speed), so it belongs to
  * opossum's row and to no other.
  */
+const byName = new Map(VARIANTS.map((v) => [v[0], v]));
+/** The CPU-time bench's row `name`, run in server process `proc` (its label, application and route unchanged). */
+const row = (name, proc) => {
+  const [, label, , app, route] = byName.get(name);
+  return [name, label, proc, app, route];
+};
 export const ROUTES = [
-  ['bare', 'no Ballast', 'ballast', 'bare', '/plain'],
-  ['plain', 'ResilienceModule, handler undecorated', 'ballast', 'app', '/plain'],
+  row('bare', 'ballast'),
+  row('plain', 'ballast'),
   [
     'control',
     'no Ballast, the same application served once more (the floor: what two identical applications differ by)',
@@ -48,28 +55,10 @@ export const ROUTES = [
     'control',
     '/plain',
   ],
-  ['req', 'ResilienceModule, handler undecorated taking the request (`@Req()`)', 'ballast', 'app', '/req'],
-  [
-    'resilient',
-    "`@Resilient('bench')`: rate limit + breaker + retry + timeout",
-    'ballast',
-    'app',
-    '/resilient',
-  ],
-  [
-    'opossum',
-    'no Ballast, the handler body through opossum (breaker + timeout 1 s)',
-    'opossum',
-    'bare',
-    '/opossum',
-  ],
-  [
-    'cockatiel',
-    'no Ballast, the handler body through cockatiel `wrap(breaker, retry(3), timeout(1 s))`',
-    'cockatiel',
-    'bare',
-    '/cockatiel',
-  ],
+  row('req', 'ballast'),
+  row('resilient', 'ballast'),
+  row('opossum', 'opossum'),
+  row('cockatiel', 'cockatiel'),
 ];
 
 const node = process.env.BENCH_NODE ?? referenceNode();
@@ -103,25 +92,19 @@ async function startServer(adapter, dir) {
   );
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
-  const lines = [];
-  const waiting = [];
-  let buffered = '';
-  child.stdout.on('data', (d) => {
-    buffered += d;
-    let i;
-    while ((i = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, i);
-      buffered = buffered.slice(i + 1);
-      if (waiting.length > 0) waiting.shift()(line);
-      else lines.push(line);
-    }
-  });
-  const firstLine = new Promise((resolve, reject) => {
-    if (lines.length > 0) return resolve(lines.shift());
-    waiting.push(resolve);
+  // The server's first line is its ports; nothing else is read from it.
+  const ports = await new Promise((resolve, reject) => {
+    let buffered = '';
+    const onData = (d) => {
+      buffered += d;
+      const i = buffered.indexOf('\n');
+      if (i < 0) return;
+      child.stdout.off('data', onData);
+      resolve(JSON.parse(buffered.slice(0, i)));
+    };
+    child.stdout.on('data', onData);
     child.once('exit', (code) => reject(new Error(`server exited (${code}):\n${stderr.slice(-2000)}`)));
   });
-  const ports = JSON.parse(await firstLine);
   return { child, ports };
 }
 

@@ -10,45 +10,13 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { machine, measuredNode, median, quantile, writeSection } from './lib/report.mjs';
 import { targetVerdict } from './lib/http-target.mjs';
+import { VARIANTS } from './lib/http-variants.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 9);
 const DURATION = Number(process.env.BENCH_HTTP_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
 const ADAPTERS = (process.env.BENCH_HTTP_ADAPTERS ?? 'express,fastify').split(',');
-// [name, label, server process, app, route]. The 'noctx' process runs ResilienceModule with `ambientContext: false`:
-// no AsyncLocalStorage in it at all, so its rows (the application without Ballast and the peers' included) are
-// untaxed. The 'ctx' process runs
-// the default, whose AsyncLocalStorage makes every promise of that process slower (Node 20), its plain row included.
-const VARIANTS = [
-  ['bare', 'no Ballast', 'noctx', 'bare', '/plain'],
-  ['plain', 'ResilienceModule, handler undecorated', 'ctx', 'app', '/plain'],
-  ['resilient', "`@Resilient('bench')`: rate limit + breaker + retry + timeout", 'ctx', 'app', '/resilient'],
-  ['req', 'ResilienceModule, handler undecorated taking the request (`@Req()`)', 'ctx', 'app', '/req'],
-  ['plain-noctx', 'ResilienceModule `ambientContext: false`, handler undecorated', 'noctx', 'app', '/plain'],
-  ['resilient-noctx', "`@Resilient('bench')`, `ambientContext: false`", 'noctx', 'app', '/resilient'],
-  [
-    'req-noctx',
-    'ResilienceModule `ambientContext: false`, handler taking the request (`@Req()`)',
-    'noctx',
-    'app',
-    '/req',
-  ],
-  [
-    'opossum',
-    'no Ballast, the handler body through opossum (breaker + timeout 1 s)',
-    'opossum',
-    'bare',
-    '/opossum',
-  ],
-  [
-    'cockatiel',
-    'no Ballast, the handler body through cockatiel `wrap(breaker, retry(3), timeout(1 s))`',
-    'cockatiel',
-    'bare',
-    '/cockatiel',
-  ],
-];
 /**
  * What each `@Resilient` row is compared with (same process, same round): the undecorated handler, i.e. all a route
  * pays once decorated (issue 7's goal), and the application without Ballast (what adopting Ballast costs the
