@@ -27,7 +27,7 @@ if (RUN_TOPOLOGY_TESTS) {
   let cluster: RedisClusterTopology;
   beforeAll(async () => {
     cluster = await RedisClusterTopology.start();
-  }, 60_000);
+  }, 90_000);
   afterAll(async () => {
     await closeAll();
     await cluster?.stop();

@@ -32,7 +32,7 @@ if (RUN_TOPOLOGY_TESTS) {
         start('node-redis'),
         start('node-redis6'),
       ]);
-    }, 60_000);
+    }, 90_000);
     afterAll(async () => {
       await Promise.all(Object.values(fleets).flatMap((fleet) => fleet.map((r) => r.stop())));
       await cluster?.stop();

@@ -32,7 +32,7 @@ if (RUN_TOPOLOGY_TESTS) {
     io = ioredisCluster(cluster.seeds);
     nr = (await nodeRedisCluster(cluster.seeds)) as unknown as RedisClient;
     nr6 = (await nodeRedis6Cluster(cluster.seeds)) as unknown as RedisClient;
-  }, 60_000);
+  }, 90_000);
   afterAll(async () => {
     await closeAll();
     await cluster?.stop();

@@ -22,7 +22,7 @@ if (RUN_TOPOLOGY_TESTS) {
         sentinel = await RedisSentinelTopology.start();
         const connection = JSON.stringify({ sentinels: sentinel.sentinelNodes, name: sentinel.name, client });
         fleet = await startFleet(3, connection, prefix);
-      }, 60_000);
+      }, 90_000);
       afterAll(async () => {
         await Promise.all(fleet.map((r) => r.stop()));
         await sentinel?.stop();

@@ -27,7 +27,7 @@ if (RUN_TOPOLOGY_TESTS) {
     io = ioredisSentinel(topology.sentinelNodes, topology.name);
     nr = (await nodeRedisSentinel(topology.sentinelNodes, topology.name)) as unknown as RedisClient;
     nr6 = (await nodeRedis6Sentinel(topology.sentinelNodes, topology.name)) as unknown as RedisClient;
-  }, 60_000);
+  }, 90_000);
   afterAll(async () => {
     await closeAll();
     await topology?.stop();

@@ -1,13 +1,17 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 /*
  * Real Redis topologies of a test file's own, started from the `redis-server` binary on loopback ports picked at
- * random in 20000–40000 (each probed free, with its Cluster bus port +10000), never the machine's own 6379. Every
- * server runs in a process group of its own, killed in `stop()` and, should the test process die first, on exit.
+ * random in 10000–22767 (each probed free, with its Cluster bus port +10000), never the machine's own 6379. Both
+ * stay below Linux's ephemeral range (32768–60999), where an outgoing connection could take a port between the
+ * probe and redis-server's bind. Every server runs in a process group of its own, killed in `stop()` and, should the
+ * test process die first, on exit, and logs to a file of its own that a failed start prints. A topology whose start
+ * fails is stopped and started again on another range, twice at most (a CI run once saw a server that was alive but
+ * did not answer PING for 10 s, cause unknown).
  */
 
 const running = new Set<ChildProcess>();
@@ -31,22 +35,30 @@ const isFree = (port: number): Promise<boolean> =>
     s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 
+const LOWEST_PORT = 10000;
+/** Bus ports (+10000) end below 32768, the start of Linux's default ephemeral range. */
+const HIGHEST_PORT = 22767;
+
 /** `count` consecutive loopback ports (and their +10000 bus ports) nobody listens on. */
 export async function freePortRange(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20000 + Math.floor(Math.random() * (20000 - count));
+    const base = LOWEST_PORT + Math.floor(Math.random() * (HIGHEST_PORT - LOWEST_PORT + 1 - count));
     const ports = Array.from({ length: count }, (_, i) => base + i);
     const free = await Promise.all(ports.flatMap((p) => [isFree(p), isFree(p + 10000)]));
     if (free.every(Boolean)) return base;
   }
-  throw new Error('no free port range in 20000–40000');
+  throw new Error(`no free port range in ${LOWEST_PORT}–${HIGHEST_PORT}`);
 }
 
 /** Runs redis-cli against a port; answers its stdout (throws on a non-zero exit). */
 export function cli(port: number, ...args: string[]): string {
+  return cliWithin(10_000, port, ...args);
+}
+
+function cliWithin(ms: number, port: number, ...args: string[]): string {
   const r = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], {
     encoding: 'utf8',
-    timeout: 10_000,
+    timeout: ms,
   });
   if (r.status !== 0) throw new Error(`redis-cli -p ${port} ${args.join(' ')}: ${r.stderr || r.stdout}`);
   return r.stdout.trim();
@@ -92,14 +104,16 @@ export function keySlot(key: string): number {
 /** A redis-server of the topology's: no persistence, its own directory and process group. */
 class Server {
   readonly process: ChildProcess;
+  readonly log: string;
   constructor(
     readonly port: number,
     dir: string,
     args: string[],
   ) {
+    this.log = path.join(dir, `redis-${port}.log`);
     this.process = spawn(
       'redis-server',
-      [...args, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir],
+      [...args, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--logfile', this.log],
       {
         stdio: 'ignore',
         detached: true,
@@ -113,11 +127,30 @@ class Server {
     return this.process.exitCode === null && this.process.signalCode === null;
   }
 
-  ready(): Promise<void> {
-    return until(10_000, `redis-server on ${this.port} answers`, () => {
-      if (!this.alive) throw new Error(`redis-server on ${this.port} exited`);
-      return cli(this.port, 'PING') === 'PONG';
-    });
+  /** Answers PING within 10 s; otherwise rejects at once if it exited, and with the end of its log either way. */
+  async ready(): Promise<void> {
+    const start = Date.now();
+    for (;;) {
+      if (!this.alive)
+        throw new Error(`redis-server on ${this.port} exited; its log ends:\n${this.logTail()}`);
+      try {
+        // A short timeout per PING, so that one hung redis-cli cannot use up the whole 10 s.
+        if (cliWithin(2_000, this.port, 'PING') === 'PONG') return;
+      } catch {
+        // not yet
+      }
+      if (Date.now() - start > 10_000) {
+        throw new Error(
+          `not within 10000 ms: redis-server on ${this.port} answers; its log ends:\n${this.logTail()}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  logTail(lines = 20): string {
+    if (!existsSync(this.log)) return '(no log file)';
+    return readFileSync(this.log, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
   }
 
   /** SIGKILL: a crash, not a shutdown. */
@@ -132,6 +165,22 @@ class Server {
 // A replica's first sync is diskless by default, and the master then waits `repl-diskless-sync-delay` (5 s) for more
 // replicas to join it: every topology start (and the re-sync of a demoted master) paid those 5 s.
 const NO_PERSISTENCE = ['--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0'];
+
+/** Starts a topology; a failed start (stopped by `start` itself) is tried again on another port range. */
+async function withRetries<T>(start: () => Promise<T>, attempts = 3): Promise<T> {
+  const errors: string[] = [];
+  for (let i = 1; ; i++) {
+    try {
+      return await start();
+    } catch (e) {
+      errors.push(`attempt ${i}: ${(e as Error).message}`);
+      if (i === attempts) throw new Error(`topology did not start:\n${errors.join('\n')}`, { cause: e });
+      process.stderr.write(
+        `redis topology start failed, trying another port range: ${(e as Error).message}\n`,
+      );
+    }
+  }
+}
 
 abstract class Topology {
   readonly dir = mkdtempSync(path.join(tmpdir(), 'ballast-topology-'));
@@ -160,7 +209,11 @@ export class RedisClusterTopology extends Topology {
     super();
   }
 
-  static async start(): Promise<RedisClusterTopology> {
+  static start(): Promise<RedisClusterTopology> {
+    return withRetries(() => RedisClusterTopology.startOnce());
+  }
+
+  private static async startOnce(): Promise<RedisClusterTopology> {
     const base = await freePortRange(6);
     const t = new RedisClusterTopology(Array.from({ length: 6 }, (_, i) => base + i));
     try {
@@ -278,7 +331,11 @@ export class RedisSentinelTopology extends Topology {
     super();
   }
 
-  static async start(): Promise<RedisSentinelTopology> {
+  static start(): Promise<RedisSentinelTopology> {
+    return withRetries(() => RedisSentinelTopology.startOnce());
+  }
+
+  private static async startOnce(): Promise<RedisSentinelTopology> {
     const base = await freePortRange(5);
     const t = new RedisSentinelTopology(base, base + 1, [base + 2, base + 3, base + 4]);
     try {
