@@ -1,6 +1,6 @@
 import { Criticality, isCriticality } from '@ballast/codel';
 import { ResilienceError } from '../errors/resilience-error';
-import { contextStorage, notAFunction } from './context-storage';
+import { contextStorage, notAFunction, runInFrame0 } from './context-storage';
 import type { ContextFrame } from './context-storage';
 
 /**
@@ -31,7 +31,7 @@ export function bindCriticality<T>(level: Criticality, fn: () => T): T {
     criticality: level,
     call: parent?.call,
   };
-  return contextStorage.run(frame, fn);
+  return runInFrame0(frame, fn);
 }
 
 /** The ambient criticality; `Criticality.NORMAL` when none is bound. */

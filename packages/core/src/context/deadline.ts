@@ -2,7 +2,7 @@ import { systemClock } from '../time/clock';
 import type { Clock } from '../time/clock';
 import { parseDuration } from '../time/duration';
 import type { Duration } from '../strategies/types';
-import { contextStorage, notAFunction } from './context-storage';
+import { contextStorage, notAFunction, runInFrame0 } from './context-storage';
 import type { ContextFrame } from './context-storage';
 
 /**
@@ -31,7 +31,7 @@ export function withDeadline<T>(budget: Duration, fn: () => T, clock: Clock = sy
     criticality: parent?.criticality,
     call: parent?.call,
   };
-  return contextStorage.run(frame, fn);
+  return runInFrame0(frame, fn);
 }
 
 /** ms left before the ambient deadline (≥ 0; 0 once it has passed), or `undefined` when none is bound. */

@@ -1,4 +1,4 @@
-import { contextStorage } from '../context/context-storage';
+import { runInFrame } from '../context/context-storage';
 import {
   EXCEPTION_KINDS,
   ErrorCode,
@@ -48,13 +48,18 @@ function attemptOnce(inv: CallState, lane: Lane, n: number, now: number | undefi
     inv.criticality,
   );
   lane.ctx = ctx;
+  // A detached lane (shadow mode) runs fn bare: no timeout.
+  const timeout = lane.detached ? undefined : inv.pr.policy.timeout?.options.timeout;
+  // The timeout's entry is created before fn runs, in the same context it would be after, so that its async scope
+  // can serve the attempt's frame too (runInFrame: one AsyncResource per attempt, not two).
+  const timer = timeout !== undefined && inv.framed ? new AttemptTimer() : undefined;
   let r: unknown;
   try {
     r =
       inv.pr.chaosArmed !== undefined
         ? callWithChaos(inv, ctx)
         : inv.framed
-          ? contextStorage.run(ctx, inv.fn, ctx)
+          ? runInFrame(ctx, inv.fn, ctx, timer)
           : inv.fn(ctx);
   } catch (err) {
     lane.error = err;
@@ -64,8 +69,6 @@ function attemptOnce(inv: CallState, lane: Lane, n: number, now: number | undefi
     lane.value = r;
     return afterAttempt(inv, lane, true);
   }
-  // A detached lane (shadow mode) runs fn bare: no timeout.
-  const timeout = lane.detached ? undefined : inv.pr.policy.timeout?.options.timeout;
   const w = new AttemptWatch(inv, lane, ctx, timeout);
   if (inv.cancellable) lane.wake = (reason) => w.cancel(reason);
   r.then(
@@ -81,7 +84,11 @@ function attemptOnce(inv: CallState, lane: Lane, n: number, now: number | undefi
   // Added after `then`, so an already-settled result cancels the entry before the queue arms its clock timer; a
   // thenable that called back inside `then` has already settled, and needs no timeout at all.
   // `now` is the admission's clock read when attempt 1 starts in the same synchronous run (one read fewer).
-  if (timeout !== undefined && w.open) e.timers.add((w.timer = new AttemptTimer(w)), timeout, now);
+  if (timeout !== undefined && w.open) {
+    const t = timer ?? new AttemptTimer();
+    t.watch = w;
+    e.timers.add((w.timer = t), timeout, now);
+  }
   return 0;
 }
 
@@ -160,12 +167,11 @@ class AttemptWatch {
 
 /** The timeout of one attempt; it fires in the context the attempt's wait began in (see TimerEntry). */
 class AttemptTimer extends TimerEntry {
-  constructor(readonly watch: AttemptWatch) {
-    super();
-  }
+  /** Set before the entry is queued. */
+  watch: AttemptWatch | undefined = undefined;
 
   override fire(): void {
-    this.watch.expire();
+    this.watch!.expire();
   }
 }
 

@@ -1,4 +1,4 @@
-import { contextStorage } from '../context/context-storage';
+import { runInFrame } from '../context/context-storage';
 import type { Fallback, RunOptions } from '../resilience-types';
 import { AttemptContext } from './attempt-context';
 import type { CallState } from './call-state';
@@ -40,7 +40,7 @@ export function tryFallback(call: FallbackCall, error: unknown): boolean {
   try {
     // Under its context, as an attempt's fn runs: `currentSignal()` inside it is its ctx.signal.
     const ctx = fallbackContext(call);
-    value = call.framed ? contextStorage.run(ctx, fallback, error, ctx) : fallback(error, ctx);
+    value = call.framed ? runInFrame(ctx, (c) => fallback(error, c), ctx) : fallback(error, ctx);
   } catch (fallbackError) {
     call.fallbackFailed(fallbackError);
     return true;

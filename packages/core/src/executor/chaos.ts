@@ -1,4 +1,4 @@
-import { contextStorage } from '../context/context-storage';
+import { runInFrame } from '../context/context-storage';
 import { ErrorCode, ResilienceError } from '../errors/resilience-error';
 import type { ChaosInjection } from '../events';
 import type { ResolvedChaosFault, ResolvedChaosOutcome } from '../strategies/chaos-strategy';
@@ -58,7 +58,7 @@ export function callWithChaos(inv: CallState, ctx: AttemptContext): unknown {
 
 /** The attempt's own call of `fn`, in the attempt's context frame when the call has one (see attempts.ts). */
 function callFn(inv: CallState, ctx: AttemptContext): unknown {
-  return inv.framed ? contextStorage.run(ctx, inv.fn, ctx) : inv.fn(ctx);
+  return inv.framed ? runInFrame(ctx, inv.fn, ctx) : inv.fn(ctx);
 }
 
 function injected(
