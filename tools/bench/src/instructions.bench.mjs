@@ -24,6 +24,10 @@ const V8_FLAGS = ['--predictable', '--hash-seed=1', '--random-seed=1'];
 const variants = [
   ['bare', 'bare `await fn()`'],
   ['bare-als-run', 'bare `await fn()` inside `AsyncLocalStorage.run` (one frame per call, Node itself)'],
+  [
+    'bare-als-scope',
+    'bare `await fn()` in a frame entered as Ballast enters it (`enterWith` inside an `AsyncResource` scope)',
+  ],
   ['ballast-none', 'Ballast `run()`, policy with no strategies'],
   ['ballast-retry', 'Ballast retry(3)'],
   ['ballast-timeout', 'Ballast timeout(1s)'],
@@ -109,13 +113,17 @@ function reading() {
   const over = (v) => (perCall.get(v) - bare).toFixed(0);
   const frame = perCall.get('bare-als-run') - bare;
   const framed = perCall.get('ballast-cb-timeout') - perCall.get('ballast-cb-timeout-noctx');
-  return `Reading it: Node's own \`AsyncLocalStorage.run\` costs ${frame.toFixed(0)} instructions per call here (on Node 24
-each \`run\` builds a new context frame, a copy of the current one, on entry and another on the way out). A call that
-something can abort — a timeout, a caller's signal, a deadline, a hedge — enters one by default so that
-\`currentSignal()\` answers inside it (SPEC §12.1); that is the difference between the two breaker + timeout rows
-(${framed.toFixed(0)} instructions). Without the frame Ballast's breaker + timeout costs ${over('ballast-cb-timeout-noctx')}
-instructions over bare, against opossum's ${over('opossum-cb-timeout')}; rate limit + bulkhead + breaker + retry costs
-${over('ballast-rl-bh-cb-retry')}, against opossum's breaker alone ${over('opossum-cb')} and cockatiel's
+  const cmp = (a, b) => (perCall.get(a) < perCall.get(b) ? 'fewer than' : 'more than');
+  return `Reading it: Node's own \`AsyncLocalStorage.run\` costs ${frame.toFixed(0)} instructions per call here: on Node 24
+each \`run\` builds a new context frame, a copy of the current one, on entry and another on the way out. Ballast
+enters a call's frame with \`enterWith\` inside an \`AsyncResource\`'s scope, which puts the caller's frame back
+without a copy: ${over('bare-als-scope')} instructions with a new resource, fewer when the resource is the timeout's timer
+entry, which the call creates anyway (core's \`runInFrame\`). A call that something can abort — a timeout, a caller's
+signal, a deadline, a hedge — enters one by default so that \`currentSignal()\` answers inside it (SPEC §12.1); that
+is the difference between the two breaker + timeout rows (${framed.toFixed(0)} instructions). With the frame, by
+default, Ballast's breaker + timeout costs ${over('ballast-cb-timeout')} instructions over bare, ${cmp('ballast-cb-timeout', 'opossum-cb-timeout')}
+opossum's ${over('opossum-cb-timeout')}; without it ${over('ballast-cb-timeout-noctx')}. Rate limit + bulkhead + breaker +
+retry costs ${over('ballast-rl-bh-cb-retry')}, against opossum's breaker alone ${over('opossum-cb')} and cockatiel's
 \`wrap(bulkhead, breaker, retry)\` ${over('cockatiel-bulkhead-cb-retry')}. Instructions are not time: a clock read
 is a few instructions that take ≈ 50–100 ns on this virtual machine (the pipeline section measures them).`;
 }

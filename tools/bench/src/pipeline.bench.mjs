@@ -3,6 +3,7 @@
 // machine falls on every variant alike; medians, and ratios to the bare await measured in the same round. The main
 // section runs the children on Node 24, the reference runtime (SPEC §12.5); BENCH_NODE=<node> writes a cross-check
 // section for another Node (Node 20 in BENCHMARKS.md). Writes the "pipeline" sections of BENCHMARKS.md.
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
@@ -15,6 +16,13 @@ const CALLS = process.env.BENCH_CALLS ?? '200000';
 const REFERENCE = referenceNode();
 const CHILD_NODE = process.env.BENCH_NODE ?? REFERENCE;
 const CHILD_NODE_VERSION = execFileSync(CHILD_NODE, ['--version'], { encoding: 'utf8' }).trim();
+/** Whether the children's AsyncLocalStorage uses context frames (Node 24), where Ballast enters frames without run(). */
+const CONTEXT_FRAMES =
+  execFileSync(
+    CHILD_NODE,
+    ['-p', "!('_propagate' in require('node:async_hooks').AsyncLocalStorage.prototype)"],
+    { encoding: 'utf8' },
+  ).trim() === 'true';
 const variants = [
   ['bare', 'bare `await fn()`'],
   // SPEC §14.6's rows: rate limit + bulkhead + breaker + retry, then the same plus a timeout, against the peers.
@@ -24,6 +32,10 @@ const variants = [
   ['bare-als', 'bare `await fn()` in a process already using AsyncLocalStorage'],
   ['bare-now2', 'bare `await fn()` plus two `performance.now()` reads (Node’s price of reading the clock)'],
   ['bare-als-run', 'bare `await fn()` inside `AsyncLocalStorage.run` (Node’s price of one frame per call)'],
+  [
+    'bare-als-scope',
+    'bare `await fn()` in a frame entered as Ballast enters it (`enterWith` inside an `AsyncResource` scope)',
+  ],
   ['ballast-none', 'Ballast `run()`, policy with no strategies'],
   ['ballast-retry', 'Ballast retry(3)'],
   ['ballast-breaker', 'Ballast circuit breaker'],
@@ -67,32 +79,49 @@ const variants = [
 /** The baseline of a row: the bare await measured the same way (with or without a turn per call). */
 const baseOf = (v) => (v.endsWith('@turn') ? 'bare@turn' : 'bare');
 
-const results = new Map(variants.map(([v]) => [v, []]));
-const ratios = new Map(variants.map(([v]) => [v, []]));
 const env = machine(CHILD_NODE_VERSION);
 // BENCH_NODE=<another node binary>: the same measurements on that Node version, in a section of their own.
 const cross = CHILD_NODE !== REFERENCE;
-for (let round = 1; round <= ROUNDS; round++) {
-  const bareStart = runChild(child, ['bare', CALLS], [], CHILD_NODE).ns;
-  const row = {};
-  // Review fix: the order alternates between rounds (it was the same every round), so a drift within a round (load
-  // from other users, thermal) does not fall on the same variants every time.
-  const middle = variants.slice(1);
-  for (const [v] of round % 2 === 1 ? middle : [...middle].reverse())
-    row[v] = runChild(child, [v, CALLS], [], CHILD_NODE).ns;
-  const bareEnd = runChild(child, ['bare', CALLS], [], CHILD_NODE).ns;
-  const bare = (bareStart + bareEnd) / 2;
-  results.get('bare').push(bare);
-  ratios.get('bare').push(1);
-  for (const [v, ns] of Object.entries(row)) {
-    results.get(v).push(ns);
-    ratios.get(v).push(ns / (baseOf(v) === 'bare' ? bare : row[baseOf(v)]));
+// PIPELINE_RESULTS=<file>: write the section from the JSON line a run printed last, without measuring again.
+const saved = process.env.PIPELINE_RESULTS
+  ? JSON.parse(fs.readFileSync(process.env.PIPELINE_RESULTS, 'utf8').trim().split('\n').at(-1))
+  : undefined;
+const { results, ratios, heap, machineLine, date } = saved
+  ? {
+      results: new Map(Object.entries(saved.results)),
+      ratios: new Map(Object.entries(saved.ratios)),
+      heap: saved.heap,
+      machineLine: saved.machineLine,
+      date: saved.date,
+    }
+  : measure();
+
+function measure() {
+  const results = new Map(variants.map(([v]) => [v, []]));
+  const ratios = new Map(variants.map(([v]) => [v, []]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    const bareStart = runChild(child, ['bare', CALLS], [], CHILD_NODE).ns;
+    const row = {};
+    // Review fix: the order alternates between rounds (it was the same every round), so a drift within a round (load
+    // from other users, thermal) does not fall on the same variants every time.
+    const middle = variants.slice(1);
+    for (const [v] of round % 2 === 1 ? middle : [...middle].reverse())
+      row[v] = runChild(child, [v, CALLS], [], CHILD_NODE).ns;
+    const bareEnd = runChild(child, ['bare', CALLS], [], CHILD_NODE).ns;
+    const bare = (bareStart + bareEnd) / 2;
+    results.get('bare').push(bare);
+    ratios.get('bare').push(1);
+    for (const [v, ns] of Object.entries(row)) {
+      results.get(v).push(ns);
+      ratios.get(v).push(ns / (baseOf(v) === 'bare' ? bare : row[baseOf(v)]));
+    }
+    process.stderr.write(`round ${round}/${ROUNDS} done\n`);
   }
-  process.stderr.write(`round ${round}/${ROUNDS} done\n`);
-}
-const heap = {};
-for (const v of ['ballast-rl-cb-retry-timeout', 'ballast-bulkhead-rl-cb-retry-timeout']) {
-  heap[v] = runChild(child, [v, '100000', '20000', '--heap'], ['--expose-gc'], CHILD_NODE).heap;
+  const heap = {};
+  for (const v of ['ballast-rl-cb-retry-timeout', 'ballast-bulkhead-rl-cb-retry-timeout']) {
+    heap[v] = runChild(child, [v, '100000', '20000', '--heap'], ['--expose-gc'], CHILD_NODE).heap;
+  }
+  return { results, ratios, heap, machineLine: env, date: new Date().toISOString().slice(0, 10) };
 }
 
 let table =
@@ -124,20 +153,32 @@ const goal = `SPEC §14.6's cost targets (default configuration; Node 24 is the 
 - with \`ambientContext: false\` (the Node 20 target): rate limit + breaker + retry ${ns('ballast-rl-cb-retry-noctx')}, + timeout ${ns('ballast-rl-cb-retry-timeout-noctx')}.
 - What Node itself charges in these rows, measured in the same run: the two clock reads a call with a breaker or a
   rate limit makes (its start and its end) ${ns('bare-now2')}; the AsyncLocalStorage frame a call with a timeout
-  enters by default ${ns('bare-als-run')}.
+  enters by default ${ns(CONTEXT_FRAMES ? 'bare-als-scope' : 'bare-als-run')} (\`AsyncLocalStorage.run\`, which
+  Ballast ${CONTEXT_FRAMES ? 'no longer uses on this runtime' : 'uses on this runtime'}: ${ns('bare-als-run')}).
 Earlier rows, for comparison with past runs:
 - ${verdict('ballast-rl-cb-retry-timeout', 'Ballast rate limit + breaker + retry + timeout, default')};
 - ${verdict('ballast-cb-timeout', "Ballast breaker + timeout (opossum's own policy), default")}.`;
 const body = cross ? crossBody() : mainBody();
 writeSection(cross ? 'pipeline-cross' : 'pipeline', body);
 console.log(body);
+// The run's raw figures, last, for PIPELINE_RESULTS.
+if (!saved)
+  console.log(
+    JSON.stringify({
+      results: Object.fromEntries(results),
+      ratios: Object.fromEntries(ratios),
+      heap,
+      machineLine,
+      date,
+    }),
+  );
 
 function crossBody() {
   return `## Pipeline overhead on Node ${CHILD_NODE_VERSION} (cross-check)
 
 The pipeline section's measurements, same method and variants, with the child processes on Node ${CHILD_NODE_VERSION}
 instead of the reference Node 24 (SPEC §12.5). ${CALLS} calls per measurement, ${ROUNDS} interleaved rounds,
-medians${CAN_PIN ? ', pinned to one core' : ''}. Machine: ${env}. Measured ${new Date().toISOString().slice(0, 10)}.
+medians${CAN_PIN ? ', pinned to one core' : ''}. Machine: ${machineLine}. Measured ${date}.
 
 ${table}
 ${heapLine}
@@ -156,8 +197,8 @@ function mainBody() {
 
 Sequential awaited calls of \`async () => 1\`; ${CALLS} calls per measurement after a warm-up, a fresh Node process
 per (variant, round)${CAN_PIN ? ', pinned to one core (`taskset`)' : ''}, ${ROUNDS} interleaved rounds, medians; the ratio is
-against the bare await measured at the start and end of the same round. Machine: ${env}. Measured
-${new Date().toISOString().slice(0, 10)}.
+against the bare await measured at the start and end of the same round. Machine: ${machineLine}. Measured
+${date}.
 
 ${table}
 ${heapLine}
@@ -171,6 +212,14 @@ Reading it:
   check phase (one \`setImmediate\` for the whole burst here), so a call that settles within the turn, as here,
   never creates a clock timer. The entry is an \`AsyncResource\` (≈ 10 ns, ≈ 80 ns once async hooks are on), so
   a retry or fallback after a timeout runs in its own request's AsyncLocalStorage context.
+- The frame. On Node 24 AsyncLocalStorage keeps its stores in an immutable context frame, and
+  \`AsyncLocalStorage.run\` builds two per call: a copy of the current frame with the new store on the way in,
+  and a copy of that one with the old store put back on the way out. Ballast enters a call's frame with
+  \`enterWith\` inside an \`AsyncResource\`'s scope instead (the timeout's timer entry, created anyway): the scope
+  ends by putting the caller's frame back as it was, so only the first copy is built (compare the two rows of Node's
+  price; the instructions section counts it). The caller gets its whole context back, every other
+  AsyncLocalStorage's store included (core's \`run-in-frame.spec.ts\`). On Node 20 AsyncLocalStorage keeps stores
+  on async resources, \`run\` copies nothing, and Ballast uses it.
 - On Node 20 the first use of AsyncLocalStorage in a process turns on promise hooks that make every promise of
   the process slower (compare the two bare rows). By default Ballast runs each attempt in an AsyncLocalStorage
   frame so \`currentSignal()\`, \`remainingTime()\` and \`currentCriticality()\` work, so in a process where it
@@ -189,8 +238,9 @@ Reading it:
   opossum's, and rate limit + bulkhead + breaker + retry costs a few hundred more than opossum's breaker alone and far
   fewer than cockatiel's \`wrap\`. What the nanoseconds add is Node's own price, measured in the same run: a clock read
   costs ≈ 50 ns on this virtual machine (two per call with a breaker or a rate limit: at admission and at the
-  outcome; a breaker must time its outcome) and Node 24's AsyncLocalStorage frame ≈ 240 ns, which a call with a
-  timeout enters by default so that \`currentSignal()\` answers inside it (SPEC §12.1). Tried and kept: no frame for a
+  outcome; a breaker must time its outcome) and the AsyncLocalStorage frame a call with a timeout enters by default
+  so that \`currentSignal()\` answers inside it (SPEC §12.1). Tried and kept: a frame entered without
+  \`AsyncLocalStorage.run\`'s second copy (above; ≈ 2,800 instructions fewer per call with a timeout); no frame for a
   call nothing can abort; no clock read at the start of a call whose policy reads no clock; one clock read shared by
   every admission stage; result objects reused by the in-memory stores; continuation-passing instead of \`async\`
   layers. Considered and not done: a clock cached per event-loop turn (a long microtask chain would see time stand still:

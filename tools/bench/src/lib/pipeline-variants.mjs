@@ -82,6 +82,18 @@ export function makeVariant(variant) {
         return p;
       };
     }
+    case 'bare-als-scope': {
+      // Node's own price of one frame entered the way Ballast enters it on Node 24 (core's runInFrame): enterWith
+      // inside an AsyncResource's scope, which puts the caller's frame back without copying it as run() does.
+      const { AsyncLocalStorage, AsyncResource } = require('node:async_hooks');
+      const als = new AsyncLocalStorage();
+      const enter = (store) => {
+        als.enterWith(store);
+        return fn();
+      };
+      let i = 0;
+      return () => new AsyncResource('bench.frame').runInAsyncScope(enter, undefined, { call: i++ });
+    }
     case 'bare-als-run': {
       // Node's own price of one AsyncLocalStorage frame per call: what a policy that needs one (a timeout) pays.
       const { AsyncLocalStorage } = require('node:async_hooks');
