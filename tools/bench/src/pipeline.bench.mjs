@@ -147,6 +147,7 @@ const verdict = (v, label) => {
 };
 const mark = (ok) => (ok ? 'met' : 'NOT met');
 const ns = (v) => `${over(v).toFixed(0)} ns`;
+const cmpNs = (a, b) => (over(a) < over(b) ? 'costs less than' : 'costs more than');
 const goal = `SPEC §14.6's cost targets (default configuration; Node 24 is the reference, Node 20 with \`ambientContext: false\`), in this run:
 - rate limit + bulkhead + breaker + retry: ${ns('ballast-rl-bh-cb-retry')} over bare, against cockatiel's \`wrap(bulkhead, breaker, retry)\` ${ns('cockatiel-bulkhead-cb-retry')} and opossum's breaker ${ns('opossum-cb')}; below both and ≤ 300 ns: ${mark(over('ballast-rl-bh-cb-retry') < Math.min(over('cockatiel-bulkhead-cb-retry'), over('opossum-cb')) && over('ballast-rl-bh-cb-retry') <= 300)};
 - the same plus a timeout: ${ns('ballast-bulkhead-rl-cb-retry-timeout')}, against opossum's breaker + timeout ${ns('opossum-cb-timeout')}; below it and ≤ 500 ns: ${mark(over('ballast-bulkhead-rl-cb-retry-timeout') < over('opossum-cb-timeout') && over('ballast-bulkhead-rl-cb-retry-timeout') <= 500)};
@@ -232,19 +233,20 @@ Reading it:
 - The "one turn per call" rows turn the event loop after every call, as a server does between requests, and are
   compared with the bare await measured the same way. In the other rows the loop never leaves the microtask queue,
   so the timer queue's check (one \`setImmediate\` per turn) is paid once per measurement, not once per call.
-- Why SPEC §14.6's two rows are missed here, and what was tried. The nanoseconds of one run move by ± 15 % between
-  runs on this shared virtual machine (opossum's own rows did, with nothing changed in it), so the repeatable
-  comparison is the instructions section: without a frame, Ballast's breaker + timeout costs fewer instructions than
-  opossum's, and rate limit + bulkhead + breaker + retry costs a few hundred more than opossum's breaker alone and far
-  fewer than cockatiel's \`wrap\`. What the nanoseconds add is Node's own price, measured in the same run: a clock read
-  costs ≈ 50 ns on this virtual machine (two per call with a breaker or a rate limit: at admission and at the
-  outcome; a breaker must time its outcome) and the AsyncLocalStorage frame a call with a timeout enters by default
-  so that \`currentSignal()\` answers inside it (SPEC §12.1). Tried and kept: a frame entered without
+- Where SPEC §14.6's rows stand, and what was tried. The nanoseconds of one run move by ± 15 % between runs on this
+  shared virtual machine (opossum's own rows did, with nothing changed in it), so the repeatable comparison is the
+  instructions section. Rate limit + bulkhead + breaker + retry (${ns('ballast-rl-bh-cb-retry')}) ${cmpNs('ballast-rl-bh-cb-retry', 'opossum-cb')} opossum's breaker
+  alone and ${cmpNs('ballast-rl-bh-cb-retry', 'cockatiel-bulkhead-cb-retry')} cockatiel's \`wrap\`; the 300 ns bound includes the two clock reads such a call makes
+  (${ns('bare-now2')} here; a breaker must time its outcome, a rate limit its refill), and what is left is Ballast's own work.
+  With a timeout, against opossum's breaker + timeout (${ns('opossum-cb-timeout')}): rate limit + breaker + retry +
+  timeout ${ns('ballast-rl-cb-retry-timeout')}, and with the bulkhead too ${ns('ballast-bulkhead-rl-cb-retry-timeout')} (cockatiel's bulkhead alone
+  costs ${ns('cockatiel-bulkhead')}). Tried and kept: a frame entered without
   \`AsyncLocalStorage.run\`'s second copy (above; ≈ 2,800 instructions fewer per call with a timeout); no frame for a
   call nothing can abort; no clock read at the start of a call whose policy reads no clock; one clock read shared by
   every admission stage; result objects reused by the in-memory stores; continuation-passing instead of \`async\`
-  layers. Considered and not done: a clock cached per event-loop turn (a long microtask chain would see time stand still:
-  a breaker could stay open or a bucket never refill while work runs).
+  layers. Tried and dropped: private class fields replaced by plain ones in the per-call objects (no change in
+  instructions). Considered and not done: a clock cached per event-loop turn (a long microtask chain would see time
+  stand still: a breaker could stay open or a bucket never refill while work runs).
 
 Rerun alone: \`npm run build && node tools/bench/src/pipeline.bench.mjs\` (env \`BENCH_ROUNDS\`, \`BENCH_CALLS\`).
 The cockatiel \`timeout\` creates an AbortController per call and aborts it on return (~13 µs on Node 20, measured in a probe); Ballast creates the signal only when \`ctx.signal\` is read and never aborts on
