@@ -52,6 +52,10 @@ for (const [v, label] of variants) {
     `${(Math.max(...heaps.get(v)) / 2 ** 20).toFixed(0)} |\n`;
 }
 
+/** How opossum without percentiles and snapshots compares with a Ballast row, in this run. */
+const overOf = (v) => 1e9 / median(steady.get(v)) - bareNs;
+const than = (v) => (overOf('opossum-cb-timeout-lean') < overOf(v) ? 'less' : 'more');
+
 const body = `## Sustained load (\`@ballast/core\` vs peers)${cross ? ` on Node ${version} (cross-check)` : ''}
 
 The pipeline section's loop, kept up for ${SECONDS} s per variant and turning the event loop every 1,000 calls, as a
@@ -69,8 +73,8 @@ Reading it: the pipeline section's short loops end before a peer's periodic work
 - Turning opossum's percentiles and snapshots off removes the sort but not the memory.
 - Ballast's breaker keeps fixed-size buckets of counts, and nothing in its pipeline runs on a timer while calls
   succeed: its heap stays flat. Its default rows include the AsyncLocalStorage frame, as in the pipeline section;
-  opossum with percentiles and snapshots off costs less than Ballast's default and more than
-  \`ambientContext: false\` (compare the rows), at the price of its heap.
+  opossum with percentiles and snapshots off costs ${than('ballast-cb-timeout')} than Ballast's default breaker + timeout
+  and ${than('ballast-cb-timeout-noctx')} than its \`ambientContext: false\` row, and pays for it with its heap.
 - ${SECONDS} s of ≈ 1M calls a second on one breaker is opossum's worst case: its window holds every call's latency.
   At a few thousand calls a second per breaker the sort and the heap are proportionally smaller.
 - Absolute figures move with the machine's state between sections and runs; compare rows within one section.
