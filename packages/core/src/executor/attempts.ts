@@ -1,4 +1,4 @@
-import { runInFrame } from '../context/context-storage';
+import { CONTEXT_FRAMES, runInFrame } from '../context/context-storage';
 import {
   EXCEPTION_KINDS,
   ErrorCode,
@@ -50,9 +50,10 @@ function attemptOnce(inv: CallState, lane: Lane, n: number, now: number | undefi
   lane.ctx = ctx;
   // A detached lane (shadow mode) runs fn bare: no timeout.
   const timeout = lane.detached ? undefined : inv.pr.policy.timeout?.options.timeout;
-  // The timeout's entry is created before fn runs, in the same context it would be after, so that its async scope
-  // can serve the attempt's frame too (runInFrame: one AsyncResource per attempt, not two).
-  const timer = timeout !== undefined && inv.framed ? new AttemptTimer() : undefined;
+  // On Node 24 the timeout's entry is created before fn runs, in the same context it would be after, so that its async
+  // scope can serve the attempt's frame too (runInFrame: one AsyncResource per attempt, not two). Elsewhere `run`
+  // needs no scope, and the entry is created only once fn's result is known to be pending.
+  const timer = timeout !== undefined && inv.framed && CONTEXT_FRAMES ? new AttemptTimer() : undefined;
   let r: unknown;
   try {
     r =
